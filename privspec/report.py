@@ -1,0 +1,112 @@
+"""The report model: everything a renderer needs, as one frozen, JSON-serialisable value.
+
+The evaluator (``privspec.evaluate``) builds it; every output format is a pure
+function of it (``Report.model_dump_json()`` is the JSON format).  Field names
+are part of the public JSON contract: add fields, never change a meaning.
+Probabilities that can be tiny are plain floats (full precision); rounding for
+display happens only in ``privspec.formatting``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_SCHEMA_VERSION = 1
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StageSummary(_Frozen):
+    """One stage of the composed mechanism, in words."""
+
+    name: str | None = Field(description="The stage's name in the spec, if it has one.")
+    description: str = Field(description="The stage's mechanism in plain words.")
+    repeat: int = Field(description="How many times the stage runs.")
+
+
+class MechanismSummary(_Frozen):
+    """The mechanism as composed, restated so the claim cannot be read out of context."""
+
+    kind: str = Field(description="Kind at the root of the mechanism tree.")
+    summary: str = Field(description="One or two sentences describing the whole mechanism.")
+    stages: list[StageSummary] = Field(
+        description="Top-level stages (one entry when the root is not a composition)."
+    )
+
+
+class Accounting(_Frozen):
+    """How the numbers were computed, for reproducibility."""
+
+    method: str = Field(description="The accountant and its settings, in words.")
+    discretization: float = Field(description="Value discretization interval h of the PLDs.")
+    floor: float = Field(description="Numerical floor τ under which μ holds (MATH.md §2).")
+    tail_mass_truncation: float = Field(description="Tail mass dp-accounting may truncate per composition (moved to +∞, pessimistically).")
+    breakpoints: int = Field(description="Breakpoints of the computed trade-off curve.")
+    versions: dict[str, str] = Field(description="Versions of privspec and the numerical stack.")
+
+
+class GDP(_Frozen):
+    """Tier I: the tightest μ-GDP bound and how well it fits (seed 000, §4)."""
+
+    mu: float | None = Field(description="Tightest μ with f ≥ G_μ − τ; null when no finite μ exists.")
+    no_finite_mu_reason: str | None = Field(description="Why no finite μ exists, when it does not.")
+    regret: float | None = Field(description="Δ-divergence between the curve and G_μ (Kaissis et al. 2024); null without μ.")
+    regret_threshold: float = Field(description="Threshold for Tier I (regret at most this).")
+    tier: Literal[1, 2] = Field(description="1: μ alone tells the story; 2: read the trade-off table.")
+    advantage: float = Field(description="Best attack's advantage TPR − FPR, η = δ(0).")
+    alpha_star: float = Field(description="FPR of the attack that achieves the best advantage.")
+    mass_at_infinity: float = Field(description="Probability δ(∞) of an unbounded privacy loss (PLD mass at +∞).")
+
+
+class TradeoffRow(_Frozen):
+    """One row of the Tier II table: the attack's lowest FNR β at FPR α."""
+
+    alpha: float = Field(description="Attack false-positive rate α.")
+    beta: float = Field(description="Lowest false-negative rate f(α) on the mechanism's curve.")
+    beta_gdp: float | None = Field(description="G_μ(α) for the reported μ; null without μ.")
+    is_alpha_star: bool = Field(description="True for the best-advantage attack's α*.")
+
+
+class EpsilonAtDelta(_Frozen):
+    """A legacy (ε, δ) pair from the accountant, for comparison with earlier work."""
+
+    delta: float
+    epsilon: float | None = Field(description="ε(δ); null when unbounded (δ below the mass at +∞).")
+
+
+class CurvePoint(_Frozen):
+    """A point of the trade-off curve, for figures."""
+
+    alpha: float
+    beta: float
+
+
+class Warning(_Frozen):  # noqa: A001 - a report's warning, not the builtin
+    """A caveat the report must show."""
+
+    code: str = Field(description="Stable code, e.g. 'report/gdp-poor-fit'.")
+    message: str
+
+
+class Report(_Frozen):
+    """The evaluated privacy report of one spec."""
+
+    report_schema: int = Field(REPORT_SCHEMA_VERSION, description="Version of this JSON layout.")
+    title: str
+    description: str | None
+    unit: str = Field(description="What one record is.")
+    neighbouring: Literal["add-or-remove", "replace-one"]
+    mechanism: MechanismSummary
+    gdp: GDP
+    tradeoff: list[TradeoffRow] = Field(description="Tier II table, α ascending; α* included.")
+    epsilons: list[EpsilonAtDelta] = Field(description="ε at the report's δ's.")
+    pure_epsilon: float | None = Field(description="ε of a pure-DP guarantee (δ = 0) when one holds.")
+    curve: list[CurvePoint] = Field(description="Exact curve values at log-spaced α, for plots.")
+    accounting: Accounting
+    warnings: list[Warning]
+    spec_sha256: str = Field(description="SHA-256 of the spec's canonical JSON form.")
+    spec_path: str | None = Field(description="The spec file as given on the command line.")
