@@ -67,7 +67,9 @@ class TradeoffRow(_Frozen):
 
     alpha: float = Field(description="Attack false-positive rate α.")
     beta: float = Field(description="Lowest false-negative rate f(α) on the mechanism's curve.")
+    tpr: float = Field(description="Highest true-positive rate 1 − f(α), computed without cancellation (accurate when tiny).")
     beta_gdp: float | None = Field(description="G_μ(α) for the reported μ; null without μ.")
+    tpr_gdp: float | None = Field(description="1 − G_μ(α), accurate when tiny; null without μ.")
     is_alpha_star: bool = Field(description="True for the best-advantage attack's α*.")
 
 
