@@ -69,7 +69,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 Path = tuple[str | int, ...]
 
 
-class _Problem(Exception):
+class _ParseError(Exception):
     """A problem that stops parsing, at a 0-based line and column."""
 
     def __init__(self, code: str, message: str, line: int, column: int) -> None:
@@ -83,6 +83,11 @@ class _Problem(Exception):
 # ---------------------------------------------------------------------------
 # The YAML side: a safe, strict parser that keeps positions.
 # ---------------------------------------------------------------------------
+
+
+def _event_mark(event: yaml.Event) -> tuple[int, int]:
+    mark = event.start_mark
+    return (mark.line, mark.column) if mark is not None else (0, 0)
 
 
 class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
@@ -99,22 +104,24 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         BaseResolver.__init__(self)
         self.depth = 0
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
-        event = self.peek_event()
+    def next_event(self) -> yaml.Event:
+        """The next event, not consumed (typed wrapper of PyYAML's peek_event)."""
+        return typing.cast(yaml.Event, self.peek_event())  # type: ignore[no-untyped-call]
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        event = self.next_event()
+        line, column = _event_mark(event)
         if isinstance(event, yaml.AliasEvent):
-            raise _Problem(
+            raise _ParseError(
                 "yaml/alias",
                 f"aliases (*{event.anchor}) are not supported in a spec: write the value out",
-                event.start_mark.line, event.start_mark.column,
-            )
+                line, column)
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                raise _Problem("yaml/too-deep",
-                               f"nested more than {MAX_DEPTH} levels deep",
-                               event.start_mark.line, event.start_mark.column)
-            node: Node = super().compose_node(parent, index)
-            return node
+                raise _ParseError("yaml/too-deep", f"nested more than {MAX_DEPTH} levels deep",
+                                  line, column)
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 
@@ -319,7 +326,7 @@ def _type_at(path: Path) -> Any:
             node = NODE_TYPES.get(part) if isinstance(part, str) else None
             if node is None:
                 return None
-            tp = node.model_fields[part].annotation
+            tp = node.model_fields[str(part)].annotation
         elif typing.get_origin(tp) is list and isinstance(part, int):
             tp = typing.get_args(tp)[0]
         elif isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(part, str):
@@ -363,7 +370,7 @@ def _number(value: Any) -> str:
 def _show(value: Any, raw: str | None) -> str:
     """A value as the user would recognise it in their file."""
     if value is None:
-        return "nothing" if not raw else raw
+        return raw or "nothing"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -555,18 +562,18 @@ def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
     loader = _Loader(text)
     loader.name = filename
     try:
-        loader.get_event()  # StreamStartEvent
+        loader.get_event()  # type: ignore[no-untyped-call]  # the StreamStartEvent
         if loader.check_event(yaml.StreamEndEvent):
             return None, []
         node = loader.compose_document()
         if not loader.check_event(yaml.StreamEndEvent):
-            mark = loader.peek_event().start_mark
+            line, column = _event_mark(loader.next_event())
             return None, [Diagnostic(
-                filename, mark.line + 1, mark.column + 1, "",
+                filename, line + 1, column + 1, "",
                 "a spec file holds one YAML document; remove this second '---' document",
                 "yaml/multiple-documents")]
         return node, []
-    except _Problem as problem:
+    except _ParseError as problem:
         return None, [Diagnostic(filename, problem.line + 1, problem.column + 1, "",
                                  problem.message, problem.code)]
     except yaml.YAMLError as error:
@@ -578,11 +585,8 @@ def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
         loader.dispose()
 
 
-def load_spec_text(text: str, filename: str = "<string>") -> Spec:
-    """Parse and validate a spec given as text; ``filename`` names it in diagnostics.
-
-    Raises :class:`SpecError` with every problem found.
-    """
+def _read_text(text: str, filename: str) -> tuple[Any, _Builder]:
+    """Plain data and positions from YAML text; raises SpecError for what stops reading."""
     if len(text) > MAX_FILE_BYTES:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     f"larger than {MAX_FILE_BYTES:,} characters; a spec is "
@@ -609,7 +613,30 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
             "spec/not-a-mapping")])
     builder = _Builder()
     builder.positions[()] = _Where(None, _mark(node), True, None)
-    data = builder.build(node, ())
+    return builder.build(node, ()), builder
+
+
+def load_yaml_text(text: str, filename: str = "<string>") -> dict[str, Any]:
+    """The plain data of a spec file (a mapping), read as ``load_spec_text`` reads it
+    but not validated against the spec models: for JSON Schema checks and tools.
+
+    Raises :class:`SpecError` if the text is not YAML that privspec accepts.
+    """
+    data, builder = _read_text(text, filename)
+    if builder.problems:
+        raise SpecError([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path),
+                                    message, code)
+                         for code, message, pos, path in builder.problems])
+    assert isinstance(data, dict)
+    return data
+
+
+def load_spec_text(text: str, filename: str = "<string>") -> Spec:
+    """Parse and validate a spec given as text; ``filename`` names it in diagnostics.
+
+    Raises :class:`SpecError` with every problem found.
+    """
+    data, builder = _read_text(text, filename)
     diagnostics = [Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
                    for code, message, pos, path in builder.problems]
     try:
@@ -661,4 +688,4 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
 
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_text",
-           "path_to_str"]
+           "load_yaml_text", "path_to_str"]
