@@ -1,0 +1,216 @@
+"""Stage 2: lower a validated mechanism tree to one dp-accounting PLD.
+
+Every block becomes a pessimistic, connect-the-dots privacy-loss distribution on
+one shared discretization interval (MATH.md §6).  Exact algebra is used where it
+is exact: plain (unsampled) Gaussian releases merge into a single Gaussian with
+μ² = Σ (Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), and identical parts compose by
+``self_compose`` instead of one by one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import privacy_loss_distribution as plds
+
+from privspec import spec as s
+
+PLD = plds.PrivacyLossDistribution
+AddOrRemove = pld_common.NeighboringRelation.ADD_OR_REMOVE_ONE
+ReplaceOne = pld_common.NeighboringRelation.REPLACE_ONE
+
+#: Tail mass dp-accounting may truncate in each composition (moved to +∞).
+TAIL_MASS_TRUNCATION = 1e-15
+
+
+class AccountingError(ValueError):
+    """A spec that validates but that privspec cannot account soundly."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass
+class _Lowered:
+    """A partly composed mechanism: Gaussian μ² kept exact, everything else as PLDs."""
+
+    gaussian_mu_squared: float = 0.0
+    plds: list[PLD] = field(default_factory=list)
+
+
+def check_accountable(spec: s.Spec) -> None:
+    """Refuse, before any heavy work, what privspec cannot account soundly."""
+    for path, node in s.walk(spec.mechanism, ("mechanism",)):
+        if isinstance(node.block, s.FixedSizeSampled):
+            raise AccountingError(
+                (*path, node.kind),
+                "fixed-size sampling without replacement is not yet accounted: "
+                "dp-accounting's PLDs compose it soundly only one step at a time, and "
+                "composing its directions separately would be optimistic (Lebeda et al. "
+                "2024); describe the batches as poisson_sampled only if they are",
+            )
+
+
+def pld_from_spec(spec: s.Spec) -> PLD:
+    """The composed PLD of the whole mechanism under the spec's relation."""
+    check_accountable(spec)
+    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization)
+    lowered = lowering.lower(spec.mechanism)
+    return lowering.finish(lowered)
+
+
+class _Lowering:
+    """Recursive lowering with one relation and one discretization interval."""
+
+    def __init__(self, relation: str, discretization: float) -> None:
+        self.replace_one = relation == "replace-one"
+        self.h = discretization
+
+    # -- composition -------------------------------------------------------
+
+    def finish(self, lowered: _Lowered) -> PLD:
+        """Compose the parts of ``lowered`` into one PLD."""
+        parts = list(lowered.plds)
+        if lowered.gaussian_mu_squared > 0:
+            parts.insert(0, plds.from_gaussian_mechanism(
+                1.0 / math.sqrt(lowered.gaussian_mu_squared),
+                sensitivity=1.0,
+                value_discretization_interval=self.h,
+                use_connect_dots=True,
+            ))
+        if not parts:
+            raise ValueError("a mechanism with no parts")
+        result = parts[0]
+        for part in parts[1:]:
+            result = result.compose(part, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+        return result
+
+    def repeated(self, lowered: _Lowered, times: int) -> _Lowered:
+        """``times`` runs of ``lowered``: μ² scales exactly, PLDs self-compose."""
+        if times == 1:
+            return lowered
+        out = _Lowered(gaussian_mu_squared=lowered.gaussian_mu_squared * times)
+        if lowered.plds:
+            inner = self.finish(_Lowered(plds=lowered.plds))
+            out.plds.append(inner.self_compose(times, tail_mass_truncation=TAIL_MASS_TRUNCATION))
+        return out
+
+    def lower(self, node: s._Node) -> _Lowered:
+        block = node.block
+        if isinstance(block, s.Compose):
+            return self._compose(block)
+        if isinstance(block, s.Repeat):
+            return self.repeated(self.lower(block.mechanism), block.times())
+        if isinstance(block, s.DPSGD):
+            step = self._poisson_gaussian(block.noise_multiplier, block.rate())
+            return self.repeated(_Lowered(plds=[step]), block.times())
+        if isinstance(block, s.PoissonSampled):
+            return _Lowered(plds=[self._additive(block.mechanism.block, block.rate())])
+        if isinstance(block, s.Gaussian):
+            return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
+        return _Lowered(plds=[self._single(block)])
+
+    def _compose(self, block: s.Compose) -> _Lowered:
+        """Heterogeneous composition; identical stages are grouped and self-composed."""
+        groups: dict[str, tuple[s.Stage, int]] = {}
+        for stage in block.compose:
+            key = stage.mechanism.model_dump_json()
+            previous = groups.get(key)
+            groups[key] = (stage, (previous[1] if previous else 0) + stage.repeat)
+        out = _Lowered()
+        for stage, times in groups.values():
+            part = self.repeated(self.lower(stage.mechanism), times)
+            out.gaussian_mu_squared += part.gaussian_mu_squared
+            out.plds.extend(part.plds)
+        return out
+
+    # -- single releases ---------------------------------------------------
+
+    def _gaussian_mu(self, block: s.Gaussian) -> float:
+        """μ = Δ/σ of one unsampled Gaussian release under the spec's relation."""
+        if block.noise_multiplier is not None:
+            shift = 2.0 if self.replace_one else 1.0  # in units of the clipping norm
+            return shift / block.noise_multiplier
+        assert block.sigma is not None
+        return (block.sensitivity or 1.0) / block.sigma
+
+    def _poisson_gaussian(self, noise_multiplier: float, rate: float) -> PLD:
+        """One Poisson-subsampled Gaussian step; one record moves the sum by one
+        clipping norm (dp-accounting's REPLACE pair moves it by ±1 under replace-one)."""
+        if rate == 1.0:
+            shift = 2.0 if self.replace_one else 1.0
+            return plds.from_gaussian_mechanism(
+                noise_multiplier / shift, value_discretization_interval=self.h,
+                use_connect_dots=True)
+        return plds.from_gaussian_mechanism(
+            noise_multiplier,
+            sensitivity=1.0,
+            sampling_prob=rate,
+            value_discretization_interval=self.h,
+            use_connect_dots=True,
+            neighboring_relation=ReplaceOne if self.replace_one else AddOrRemove,
+        )
+
+    def _additive(self, block: object, rate: float) -> PLD:
+        """A Poisson-subsampled noise-adding release (validation limits the kinds)."""
+        if isinstance(block, s.Gaussian):
+            if block.noise_multiplier is not None:
+                return self._poisson_gaussian(block.noise_multiplier, rate)
+            assert block.sigma is not None
+            return plds.from_gaussian_mechanism(
+                block.sigma,
+                sensitivity=block.sensitivity or 1.0,
+                sampling_prob=rate,
+                value_discretization_interval=self.h,
+                use_connect_dots=True,
+            )
+        return self._single(block, rate)
+
+    def _single(self, block: object, rate: float = 1.0) -> PLD:
+        h = self.h
+        if isinstance(block, s.Gaussian):
+            return plds.from_gaussian_mechanism(
+                1.0 / self._gaussian_mu(block), value_discretization_interval=h,
+                use_connect_dots=True)
+        if isinstance(block, s.Laplace):
+            scale = block.scale if block.scale is not None else block.sensitivity / (block.epsilon or 1)
+            return plds.from_laplace_mechanism(
+                scale, sensitivity=block.sensitivity, sampling_prob=rate,
+                value_discretization_interval=h, use_connect_dots=True)
+        if isinstance(block, s.DiscreteGaussian):
+            sigma = block.sigma
+            if sigma is None:
+                assert block.rho is not None
+                sigma = block.sensitivity / math.sqrt(2 * block.rho)
+            return plds.from_discrete_gaussian_mechanism(
+                sigma, sensitivity=block.sensitivity, sampling_prob=rate,
+                value_discretization_interval=h, use_connect_dots=True)
+        if isinstance(block, s.DiscreteLaplace):
+            # P(k) ∝ exp(−parameter·|k|); ε = parameter · sensitivity.
+            parameter = (1 / block.scale if block.scale is not None
+                         else (block.epsilon or 1) / block.sensitivity)
+            return plds.from_discrete_laplace_mechanism(
+                parameter, sensitivity=block.sensitivity, sampling_prob=rate,
+                value_discretization_interval=h, use_connect_dots=True)
+        if isinstance(block, s.RandomizedResponse):
+            k = block.categories
+            if block.flip_probability is not None:
+                noise = block.flip_probability * k / (k - 1)
+            else:
+                assert block.epsilon is not None
+                noise = k / (math.exp(block.epsilon) + k - 1)
+            return plds.from_randomized_response(
+                noise, k, value_discretization_interval=h, neighboring_relation=ReplaceOne)
+        if isinstance(block, s.PureDP):
+            return plds.from_privacy_parameters(
+                pld_common.DifferentialPrivacyParameters(block.epsilon, 0.0),
+                value_discretization_interval=h)
+        if isinstance(block, s.ApproximateDP):
+            return plds.from_privacy_parameters(
+                pld_common.DifferentialPrivacyParameters(block.epsilon, block.delta),
+                value_discretization_interval=h)
+        raise TypeError(f"no accounting for {type(block).__name__}")  # pragma: no cover

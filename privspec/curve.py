@@ -1,0 +1,216 @@
+"""Stage 3: from a privacy-loss distribution to its tight, symmetric trade-off curve.
+
+Implements MATH.md §2.  For each direction's pessimistic PMF p over losses y (plus a
+mass p∞ at +∞) and each threshold t ≥ 0 the breakpoints are
+
+    α(t) = Σ_{y > t} e^{−y} p(y),     1 − β(t) = Σ_{y > t} p(y) + p∞,
+
+accumulated from the largest loss down (tail sums stay tail sums; β is a head sum,
+so each is accurate where it is small).  The add-or-remove curve is the lower convex
+envelope of both directions' points on the slopes ≤ −1 (the curve dual to
+δ(ε) = max(δ_remove, δ_add), ε ≥ 0), mirrored about the diagonal (Dong, Roth & Su,
+Appendix F: the envelope of min(f, f⁻¹), never the max).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+FloatArray = np.ndarray
+
+
+@dataclass(frozen=True)
+class LossPMF:
+    """One direction of a PLD: losses (ascending), their probabilities, and p∞."""
+
+    losses: FloatArray
+    probs: FloatArray
+    infinity_mass: float
+
+
+@dataclass(frozen=True)
+class DirectionalPoints:
+    """Breakpoints of one direction's curve for thresholds t ≥ 0, α ascending.
+
+    ``tpr`` = 1 − β from tail sums, ``beta`` from head sums.
+    """
+
+    alpha: FloatArray
+    beta: FloatArray
+    tpr: FloatArray
+    losses: FloatArray  # descending; segment j → j+1 adds loss losses[j], slope −e^{losses[j]}
+
+
+@dataclass(frozen=True)
+class TradeoffCurve:
+    """A symmetric, convex, piecewise-linear trade-off curve given by its vertices.
+
+    ``alpha`` ascending from 0 to 1; ``beta`` = f(alpha); ``tpr`` = 1 − beta and
+    ``tnr`` = 1 − alpha are kept separately so that each probability is stored
+    from the side where it is small, with full relative precision.
+    ``points`` are the raw left-region breakpoints of both directions (for μ).
+    """
+
+    alpha: FloatArray
+    beta: FloatArray
+    tpr: FloatArray
+    tnr: FloatArray
+    alpha_star: float
+    infinity_mass: float
+    points: tuple[DirectionalPoints, ...]
+
+    def beta_at(self, alpha: FloatArray | float) -> FloatArray:
+        """f(α) by linear interpolation between vertices (exact for this curve)."""
+        return np.interp(alpha, self.alpha, self.beta)
+
+    def tpr_at(self, alpha: FloatArray | float) -> FloatArray:
+        """1 − f(α), interpolated on the TPR column to keep tiny values exact."""
+        return np.interp(alpha, self.alpha, self.tpr)
+
+
+def pmfs_from_pld(pld: pld_module.PrivacyLossDistribution) -> tuple[LossPMF, ...]:
+    """The PMFs of a dp-accounting PLD: one if symmetric, else (remove, add).
+
+    dp-accounting has no public accessor for its PMFs, so this is the one function
+    that reads private attributes (``_pmf_remove``, ``_pmf_add``, ``_symmetric``,
+    and a dense PMF's ``_lower_loss``, ``_probs``, ``_discretization``,
+    ``_infinity_mass``); ``tests/test_curve.py`` pins their meaning against
+    ``get_delta_for_epsilon``.
+    """
+    pmfs = [pld._pmf_remove]
+    if not pld._symmetric:
+        pmfs.append(pld._pmf_add)
+    result = []
+    for pmf in pmfs:
+        dense = pmf.to_dense_pmf()
+        probs = np.asarray(dense._probs, dtype=np.float64)
+        losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
+        result.append(LossPMF(losses, probs, float(dense._infinity_mass)))
+    return tuple(result)
+
+
+def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
+    """Breakpoints (α, β) for thresholds t ≥ 0 of one direction (MATH.md §2).
+
+    The first point is t = +∞: (0, 1 − p∞).  Then one point per loss y ≥ 0, from the
+    largest down, each including the mass at y.  Zero-probability losses are skipped.
+    """
+    keep = (pmf.losses >= 0) & (pmf.probs > 0)
+    losses = pmf.losses[keep][::-1]
+    probs = pmf.probs[keep][::-1]
+    alpha = np.concatenate(([0.0], np.cumsum(np.exp(-losses) * probs)))
+    tpr = np.concatenate(([0.0], np.cumsum(probs))) + pmf.infinity_mass
+    # β(t) = P(L ≤ t), a head sum: all negative losses plus the y ≥ 0 not yet passed.
+    below = float(pmf.probs[pmf.losses < 0].sum())
+    rest = np.cumsum(probs[::-1])[::-1]
+    beta = below + np.concatenate((rest, [0.0]))
+    # Where rounding leaves head and tail sums inconsistent, keep the smaller β.
+    beta = np.clip(np.minimum(beta, 1.0 - tpr), 0.0, 1.0)
+    return DirectionalPoints(alpha=alpha, beta=beta, tpr=np.minimum(tpr, 1.0), losses=losses)
+
+
+def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Lower convex hull (α, β, TPR) of the union of one or two convex chains.
+
+    A vertex is on the hull of the union iff it minimises β − s·α over all points for
+    some slope s (the support function of the union is the maximum of the chains').
+    Between consecutive segment slopes of the merged set each chain has one active
+    vertex, so with two chains evaluating both ends of every interval finds every
+    winner: O(n log n) and fully vectorised.
+    """
+    if len(chains) == 1:
+        only = chains[0]
+        return only.alpha, only.beta, only.tpr
+    if len(chains) != 2:
+        raise ValueError("a privacy-loss distribution has one or two directions")
+    # Merge both chains' segment slopes (each already ascending); the active vertex of
+    # chain c just right of merged position i is the count of c's slopes up to i.
+    own = [-np.exp(c.losses) for c in chains]
+    merged = np.concatenate(own)
+    order = np.argsort(merged, kind="stable")
+    slopes = merged[order]
+    from_first = order < own[0].size
+    count_first = np.cumsum(from_first)
+    count_second = np.arange(1, slopes.size + 1) - count_first
+    keep = slopes <= -1.0
+    slopes, count_first, count_second = slopes[keep], count_first[keep], count_second[keep]
+    # Intervals: (−∞, s_0), (s_0, s_1), ..., (s_last, −1]; probe both ends of each.
+    left_ends = np.concatenate(([slopes[0] - 1.0] if slopes.size else [-2.0], slopes))
+    right_ends = np.concatenate((slopes, [-1.0]))
+    active = [np.concatenate(([0], count_first)), np.concatenate(([0], count_second))]
+    wins = [np.zeros(c.alpha.size, dtype=bool) for c in chains]
+    for ends in (left_ends, right_ends):
+        # Minimise β − s·α, i.e. maximise TPR + s·α (TPR keeps precision near α = 0).
+        first, second = (c.tpr[k] + ends * c.alpha[k] for c, k in zip(chains, active, strict=True))
+        first_wins = first >= second
+        wins[0][active[0][first_wins]] = True
+        wins[1][active[1][~first_wins]] = True
+    alpha = np.concatenate([c.alpha[w] for c, w in zip(chains, wins, strict=True)])
+    beta = np.concatenate([c.beta[w] for c, w in zip(chains, wins, strict=True)])
+    tpr = np.concatenate([c.tpr[w] for c, w in zip(chains, wins, strict=True)])
+    order = np.lexsort((-tpr, alpha))
+    alpha, beta, tpr = alpha[order], beta[order], tpr[order]
+    distinct = np.concatenate(([True], alpha[1:] != alpha[:-1]))
+    return alpha[distinct], beta[distinct], tpr[distinct]
+
+
+def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
+    """The tight symmetric trade-off curve of a PLD's directions (MATH.md §2).
+
+    Left of the diagonal it is the hull of both directions' breakpoints, kept up to
+    the vertex minimising α + β and extended with slope −1 (the supporting lines of
+    δ(ε), ε ≥ 0); it stops where it meets β = α, at α*; the rest is its mirror image.
+    """
+    directions = tuple(points_from_pmf(p) for p in pmfs)
+    a, b, t = hull_of_chains(directions)
+    keep = np.concatenate(([True], a[1:] != a[:-1]))  # one vertex per α (the lowest β)
+    a, b, t = a[keep], b[keep], t[keep]
+    # Keep supporting lines of slope ≤ −1 only: stop at the vertex minimising α + β.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = -np.diff(t) / np.diff(a)
+    flat = np.flatnonzero(slopes > -1.0)
+    end = int(flat[0]) + 1 if flat.size else a.size
+    a, b, t = a[:end], b[:end], t[:end]
+    # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
+    crossing = np.flatnonzero(b - a <= 0)
+    if crossing.size:
+        k = int(crossing[0])  # k ≥ 1: the first vertex has α = 0 < β
+        g0, g1 = b[k - 1] - a[k - 1], b[k] - a[k]
+        star = a[k - 1] + g0 / (g0 - g1) * (a[k] - a[k - 1])
+        a, b, t = a[:k], b[:k], t[:k]
+    else:
+        star = 0.5 * (a[-1] + b[-1])
+    left_alpha = np.append(a, star)
+    left_beta = np.append(b, star)
+    left_tpr = np.append(t, 1.0 - star)
+    left_tnr = 1.0 - left_alpha
+    # Mirror (α, β) → (β, α): the mirrored TPR is 1 − α, the mirrored TNR is the TPR.
+    alpha = np.concatenate((left_alpha, left_beta[-2::-1]))
+    beta = np.concatenate((left_beta, left_alpha[-2::-1]))
+    tpr = np.concatenate((left_tpr, left_tnr[-2::-1]))
+    tnr = np.concatenate((left_tnr, left_tpr[-2::-1]))
+    if alpha[-1] < 1.0:
+        alpha, beta = np.append(alpha, 1.0), np.append(beta, 0.0)
+        tpr, tnr = np.append(tpr, 1.0), np.append(tnr, 0.0)
+    return TradeoffCurve(
+        alpha=alpha,
+        beta=beta,
+        tpr=tpr,
+        tnr=tnr,
+        alpha_star=float(star),
+        infinity_mass=float(max(p.infinity_mass for p in pmfs)),
+        points=directions,
+    )
+
+
+def curve_from_pld(pld: pld_module.PrivacyLossDistribution) -> TradeoffCurve:
+    """Convenience: ``curve_from_pmfs(pmfs_from_pld(pld))``."""
+    return curve_from_pmfs(pmfs_from_pld(pld))
+
+
+def delta_from_curve(curve: TradeoffCurve, epsilon: float) -> float:
+    """δ(ε) implied by the curve: max over vertices of 1 − e^ε α − f(α) (MATH.md §2)."""
+    return float(max(0.0, np.max(curve.tpr - np.exp(epsilon) * curve.alpha)))

@@ -1,0 +1,146 @@
+"""Stage 4: Gaussian-DP numbers from a trade-off curve (MATH.md §3–5).
+
+* μ: the tightest μ with f ≥ G_μ − τ, a maximum over breakpoints (MATH.md §3).
+* regret: the Δ-divergence of Kaissis et al. 2024, exact on the piecewise-linear
+  curve (MATH.md §4), linear in the number of breakpoints.
+* advantage η = max(1 − α − f(α)) and the Tier II values.
+
+Φ⁻¹ is ``scipy.special.ndtri``, always applied to the small side of a probability
+(Φ⁻¹(1 − α) = −Φ⁻¹(α)) so that tails keep their precision.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from privspec.curve import FloatArray, TradeoffCurve
+
+
+def gaussian_tradeoff(alpha: FloatArray | float, mu: float) -> FloatArray:
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)."""
+    return ndtr(-ndtri(alpha) - mu)
+
+
+def gaussian_tpr(alpha: FloatArray | float, mu: float) -> FloatArray:
+    """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ), accurate when tiny."""
+    return ndtr(ndtri(alpha) + mu)
+
+
+def gaussian_delta(epsilon: float, mu: float) -> float:
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su, Cor. 2.13)."""
+    if mu <= 0:
+        return 0.0
+    return float(ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon) * ndtr(-epsilon / mu - mu / 2))
+
+
+def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
+    """μ*_τ = max over vertices of Φ⁻¹(1 − α) − Φ⁻¹(β + τ) (MATH.md §3).
+
+    G_μ − τ is convex and the curve is linear between vertices, so checking the
+    vertices suffices.  Each Φ⁻¹ is taken on the small side of its probability.
+    Returns ``math.inf`` when a vertex with α = 0 keeps a TPR above τ: mass at +∞
+    (or a loss so large that e^{−y} underflows) that no finite μ covers.
+    """
+    alpha, beta, tpr, tnr = curve.alpha, curve.beta, curve.tpr, curve.tnr
+    reach = tpr - floor  # 1 − (β + τ)
+    usable = (reach > 0) & (tnr > 0)
+    if np.any(usable & (alpha <= 0)):
+        return math.inf
+    usable &= alpha > 0
+    if not usable.any():
+        return 0.0
+    alpha, beta, tnr, reach = alpha[usable], beta[usable], tnr[usable], reach[usable]
+    z_alpha = np.empty_like(alpha)  # Φ⁻¹(1 − α)
+    small = alpha < 0.5
+    z_alpha[small] = -ndtri(alpha[small])
+    z_alpha[~small] = ndtri(tnr[~small])
+    z_beta = np.empty_like(alpha)  # Φ⁻¹(β + τ)
+    small = reach < 0.5
+    z_beta[small] = -ndtri(reach[small])
+    z_beta[~small] = ndtri(np.minimum(beta[~small] + floor, 1.0))
+    return max(0.0, float(np.max(z_alpha - z_beta)))
+
+
+def _shift_residual(a: FloatArray, b: FloatArray, shift: FloatArray, mu: float) -> FloatArray:
+    """b − κ − G_μ(a − κ): positive while the point still lies above G_μ after sliding κ."""
+    return b - shift - gaussian_tradeoff(np.clip(a - shift, 0.0, 1.0), mu)
+
+
+def _exact_shifts(a: FloatArray, b: FloatArray, mu: float, low: FloatArray) -> FloatArray:
+    """Root κ of b − κ = G_μ(a − κ) for each point, by vectorised bisection on [low, a]."""
+    lo = low.copy()
+    hi = np.maximum(a, lo)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        above = _shift_residual(a, b, mid, mu) > 0
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+        if np.all(hi - lo <= 1e-15 * np.maximum(1.0, hi)):
+            break
+    return hi  # the upper end: never understates regret
+
+
+def regret(curve: TradeoffCurve, mu: float) -> float:
+    """Δ = inf{κ ≥ 0 : f(α + κ) − κ ≤ G_μ(α) ∀α} on the piecewise-linear curve, exactly.
+
+    The shift needed is maximal at a vertex or where a segment of slope s, once
+    slid, touches G_μ: at x_s = Φ(−z), z = (ln(−s) + μ²/2)/μ, with
+    κ = (G_μ(x_s) − s·x_s − c)/(s − 1) for the segment's line y = s·x + c
+    (MATH.md §4).  Tangent candidates are closed-form; vertices are solved exactly
+    only where they could beat the best candidate found so far.
+    """
+    if not math.isfinite(mu):
+        raise ValueError("regret needs a finite μ")
+    # The curve and G_μ are both symmetric about the diagonal, and so is the slide:
+    # the left half (up to α*) decides Δ.
+    half = int(np.searchsorted(curve.alpha, curve.alpha_star, side="right")) + 1
+    a, b = curve.alpha[:half], curve.beta[:half]
+    # Tangent candidates, one per segment of finite negative slope.
+    da, db = np.diff(a), np.diff(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = db / da
+    ok = (da > 0) & (s < 0) & np.isfinite(s)
+    best = 0.0
+    if mu > 0 and ok.any():
+        s_ok = s[ok]
+        c = b[:-1][ok] - s_ok * a[:-1][ok]
+        z = (np.log(-s_ok) + mu * mu / 2) / mu
+        x_s = ndtr(-z)
+        kappa = (ndtr(z - mu) - s_ok * x_s - c) / (s_ok - 1)  # G_μ(x_s) = Φ(z − μ)
+        touch = x_s + kappa
+        valid = (kappa > 0) & (touch >= a[:-1][ok]) & (touch <= a[1:][ok])
+        if valid.any():
+            best = float(np.max(kappa[valid]))
+    # Vertices: only those still above G_μ after sliding by the best candidate.
+    pending = _shift_residual(a, b, np.full(a.shape, best), mu) > 0
+    pending &= a > best
+    if pending.any():
+        shifts = _exact_shifts(a[pending], b[pending], mu, np.full(int(pending.sum()), best))
+        best = max(best, float(np.max(shifts)))
+    return best
+
+
+@dataclass(frozen=True)
+class GaussianSummary:
+    """μ, regret and the operational numbers of one curve."""
+
+    mu: float
+    regret: float | None
+    advantage: float
+    alpha_star: float
+
+
+def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
+    """μ (with floor τ), exact regret, best advantage η = δ(0) and its α*."""
+    mu = mu_from_curve(curve, floor)
+    advantage = float(np.max(curve.tpr - curve.alpha))
+    return GaussianSummary(
+        mu=mu,
+        regret=regret(curve, mu) if math.isfinite(mu) else None,
+        advantage=max(0.0, advantage),
+        alpha_star=curve.alpha_star,
+    )
