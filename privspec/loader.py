@@ -357,7 +357,7 @@ def _suggest(word: str, choices: Iterable[str]) -> str | None:
     for choice in choices:
         if _normal(choice) == _normal(word):
             return choice
-    close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.75)
     return close[0] if close else None
 
 
@@ -502,12 +502,21 @@ def _under(path: Path, prefixes: set[Path]) -> bool:
 
 def _diagnostics_from_errors(errors: list[ErrorDetails], positions: Mapping[Path, _Where],
                              filename: str, skip: set[Path]) -> list[Diagnostic]:
+    # A misspelt key is reported once, as unknown with a suggestion, not also as missing.
+    suggested: set[Path] = set()
+    for error in errors:
+        path = _user_path(tuple(error["loc"]))
+        if error["type"] == "extra_forbidden" and path:
+            model = _model_at(path[:-1])
+            hint = _suggest(str(path[-1]), _keys_of(model)) if model else None
+            if hint:
+                suggested.add((*path[:-1], hint))
     out: list[Diagnostic] = []
     for error in errors:
         path = _user_path(tuple(error["loc"]))
-        if _under(path, skip):
-            continue
         kind = error["type"]
+        if _under(path, skip) or (kind == "missing" and path in suggested):
+            continue
         if kind == "missing":
             shown = path[:-1]
         elif kind == "unknown_kind":
