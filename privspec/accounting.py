@@ -25,15 +25,6 @@ ReplaceOne = pld_common.NeighboringRelation.REPLACE_ONE
 TAIL_MASS_TRUNCATION = 1e-15
 
 
-class AccountingError(ValueError):
-    """A spec that validates but that privspec cannot account soundly."""
-
-    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
-
-
 @dataclass
 class _Lowered:
     """A partly composed mechanism: Gaussian μ² kept exact, everything else as PLDs."""
@@ -42,22 +33,8 @@ class _Lowered:
     plds: list[PLD] = field(default_factory=list)
 
 
-def check_accountable(spec: s.Spec) -> None:
-    """Refuse, before any heavy work, what privspec cannot account soundly."""
-    for path, node in s.walk(spec.mechanism, ("mechanism",)):
-        if isinstance(node.block, s.FixedSizeSampled):
-            raise AccountingError(
-                (*path, node.kind),
-                "fixed-size sampling without replacement is not yet accounted: "
-                "dp-accounting's PLDs compose it soundly only one step at a time, and "
-                "composing its directions separately would be optimistic (Lebeda et al. "
-                "2024); describe the batches as poisson_sampled only if they are",
-            )
-
-
 def pld_from_spec(spec: s.Spec) -> PLD:
     """The composed PLD of the whole mechanism under the spec's relation."""
-    check_accountable(spec)
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization)
     lowered = lowering.lower(spec.mechanism)
     return lowering.finish(lowered)

@@ -716,10 +716,16 @@ def relation_problems(root: _Node, relation: str) -> list[tuple[tuple[str | int,
                     problems.append(((*here, "mechanism"),
                                      "under replace-one, Poisson sampling is accounted only "
                                      "for a gaussian given by 'noise_multiplier'"))
-        if isinstance(block, FixedSizeSampled) and relation != "replace-one":
-            problems.append((here, "fixed-size sampling without replacement is analysed under "
-                             "'neighbouring: replace-one' (Balle et al. 2018); for add-or-"
-                             "remove use poisson_sampled if batches are Poisson-sampled"))
+        if isinstance(block, FixedSizeSampled):
+            if relation != "replace-one":
+                problems.append((here, "fixed-size sampling without replacement is analysed "
+                                 "under 'neighbouring: replace-one' (Balle et al. 2018); for "
+                                 "add-or-remove use poisson_sampled if batches are Poisson-sampled"))
+            else:
+                problems.append((here, "fixed-size sampling without replacement cannot be "
+                                 "accounted yet: composing its two directions separately is "
+                                 "optimistic (Lebeda et al. 2024); use poisson_sampled only if "
+                                 "the batches really are Poisson-sampled"))
     return problems
 
 
