@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def evaluate(spec: Spec | str | Any, **kwargs: Any) -> Report:
     """Evaluate a spec (a ``Spec``, a dict, or a path to a YAML file) into a ``Report``."""
-    from privspec.evaluate import evaluate as _evaluate
+    from privspec.evaluation import evaluate as _evaluate
 
     return _evaluate(spec, **kwargs)
 

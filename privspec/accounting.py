@@ -12,14 +12,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from dp_accounting import privacy_accountant
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
 
 PLD = plds.PrivacyLossDistribution
-AddOrRemove = pld_common.NeighboringRelation.ADD_OR_REMOVE_ONE
-ReplaceOne = pld_common.NeighboringRelation.REPLACE_ONE
+AddOrRemove = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
+ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 
 #: Tail mass dp-accounting may truncate in each composition (moved to +∞).
 TAIL_MASS_TRUNCATION = 1e-15

@@ -160,20 +160,19 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
 def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     """The tight symmetric trade-off curve of a PLD's directions (MATH.md §2).
 
-    Left of the diagonal it is the hull of both directions' breakpoints, kept up to
-    the vertex minimising α + β and extended with slope −1 (the supporting lines of
-    δ(ε), ε ≥ 0); it stops where it meets β = α, at α*; the rest is its mirror image.
+    Left of the diagonal it is the hull of both directions' breakpoints on slopes ≤ −1
+    (every segment of a chain has slope −e^y with y ≥ 0), extended with slope −1 (the
+    supporting lines of δ(ε), ε ≥ 0); it stops where it meets β = α, at α*; the rest
+    is its mirror image.  Slopes are never recomputed from differences: where a tiny
+    mass vanishes in a TPR sum, the difference would read 0 instead of −e^y.
     """
     directions = tuple(points_from_pmf(p) for p in pmfs)
     a, b, t = hull_of_chains(directions)
-    keep = np.concatenate(([True], a[1:] != a[:-1]))  # one vertex per α (the lowest β)
+    # One vertex per α: the one with the highest TPR (lowest β).
+    order = np.lexsort((-t, a))
+    a, b, t = a[order], b[order], t[order]
+    keep = np.concatenate(([True], a[1:] != a[:-1]))
     a, b, t = a[keep], b[keep], t[keep]
-    # Keep supporting lines of slope ≤ −1 only: stop at the vertex minimising α + β.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slopes = -np.diff(t) / np.diff(a)
-    flat = np.flatnonzero(slopes > -1.0)
-    end = int(flat[0]) + 1 if flat.size else a.size
-    a, b, t = a[:end], b[:end], t[:end]
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
     crossing = np.flatnonzero(b - a <= 0)
     if crossing.size:

@@ -1,0 +1,169 @@
+"""Stage 5: evaluate a spec into a :class:`~privspec.report.Report`.
+
+spec → PLD (``accounting``) → trade-off curve (``curve``) → μ, regret, advantage
+(``gdp``) → report.  Seed 000's two tiers: Tier I when μ exists and its regret is at
+most the threshold, Tier II otherwise (then the table is the guarantee).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+from privspec import __version__
+from privspec.accounting import TAIL_MASS_TRUNCATION, pld_from_spec
+from privspec.curve import TradeoffCurve, curve_from_pld
+from privspec.describe import summarize_mechanism
+from privspec.gdp import gaussian_tpr, gaussian_tradeoff, summarize
+from privspec.report import (
+    GDP,
+    Accounting,
+    CurvePoint,
+    EpsilonAtDelta,
+    Report,
+    TradeoffRow,
+    Warning,
+)
+from privspec.spec import Spec
+
+#: α values at which the report samples the curve for figures (exact values there).
+CURVE_SAMPLE_ALPHAS = tuple(
+    sorted({*np.logspace(-12, -1, 45).tolist(), *np.linspace(0.1, 1.0, 37).tolist()})
+)
+
+
+def spec_sha256(spec: Spec) -> str:
+    """SHA-256 of the spec's canonical JSON (comments and layout do not change it)."""
+    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    versions = {"privspec": __version__}
+    for package in ("dp-accounting", "numpy", "scipy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:  # pragma: no cover - broken installs
+            versions[package] = "unknown"
+    return versions
+
+
+def _as_spec(spec: Spec | str | os.PathLike[str] | dict[str, Any]) -> tuple[Spec, str | None]:
+    if isinstance(spec, Spec):
+        return spec, None
+    if isinstance(spec, dict):
+        return Spec.model_validate(spec), None
+    from privspec.loader import load_spec
+
+    return load_spec(spec), os.fspath(spec)
+
+
+def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) -> list[TradeoffRow]:
+    """The Tier II table: the curve and G_μ at each α, plus α* (MATH.md §5)."""
+    points = sorted({*alphas, curve.alpha_star})
+    rows = []
+    for alpha in points:
+        finite = mu is not None
+        rows.append(TradeoffRow(
+            alpha=alpha,
+            beta=float(curve.beta_at(alpha)),
+            tpr=float(curve.tpr_at(alpha)),
+            beta_gdp=float(gaussian_tradeoff(alpha, mu)) if finite else None,
+            tpr_gdp=float(gaussian_tpr(alpha, mu)) if finite else None,
+            is_alpha_star=alpha == curve.alpha_star,
+        ))
+    return rows
+
+
+def _pure_epsilon(pld: Any, curve: TradeoffCurve) -> float | None:
+    """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞."""
+    if curve.infinity_mass > 0:
+        return None
+    largest = [float(chain.losses[0]) for chain in curve.points if chain.losses.size]
+    return max(largest) if largest else 0.0
+
+
+def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
+             *, spec_path: str | None = None) -> Report:
+    """Evaluate a spec (model, dict or YAML path) into a frozen Report."""
+    model, path = _as_spec(spec)
+    options, accounting = model.report, model.accounting
+    pld = pld_from_spec(model)
+    curve = curve_from_pld(pld)
+    numbers = summarize(curve, accounting.floor)
+    finite = math.isfinite(numbers.mu)
+    mu = numbers.mu if finite else None
+    # The curve's δ(0) is at most the accountant's; report the larger (MATH.md §5).
+    advantage = max(numbers.advantage, float(pld.get_delta_for_epsilon(0.0)))
+    tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
+
+    warnings: list[Warning] = []
+    reason = None
+    if not finite:
+        reason = (
+            f"the privacy loss is unbounded with probability δ∞ = {curve.infinity_mass:.3g}, "
+            f"above the floor τ = {accounting.floor:g}: with that probability the output may "
+            "single out the record outright, and no Gaussian curve allows that "
+            "(seed 000, Prop. 6.2)"
+        )
+        warnings.append(Warning(code="report/no-finite-mu", message=(
+            f"No finite μ exists: {reason}. Read the trade-off table and ε(δ) instead.")))
+    elif not tier1:
+        warnings.append(Warning(code="report/gdp-poor-fit", message=(
+            f"Regret {numbers.regret:.3g} exceeds the threshold {options.regret_threshold:g}: "
+            "μ is a safe bound but overstates the risk for some attacks, most of all at low "
+            "false-positive rates; the trade-off table is the accurate description.")))
+    if 0 < curve.infinity_mass <= accounting.floor:
+        warnings.append(Warning(code="accounting/floor", message=(
+            f"The accountant's truncated tails leave a probability of {curve.infinity_mass:.2g} "
+            f"of unbounded loss; μ holds up to the additive floor τ = {accounting.floor:g} "
+            "in the trade-off curve.")))
+
+    epsilons = []
+    for delta in options.deltas:
+        eps = float(pld.get_epsilon_for_delta(delta))
+        epsilons.append(EpsilonAtDelta(delta=delta, epsilon=eps if math.isfinite(eps) else None))
+
+    sample = np.asarray(CURVE_SAMPLE_ALPHAS)
+    versions = _versions()
+    return Report(
+        title=model.title,
+        description=model.description,
+        unit=model.unit,
+        neighbouring=model.neighbouring,
+        mechanism=summarize_mechanism(model),
+        gdp=GDP(
+            mu=mu,
+            no_finite_mu_reason=reason,
+            regret=numbers.regret,
+            regret_threshold=options.regret_threshold,
+            tier=1 if tier1 else 2,
+            advantage=advantage,
+            alpha_star=numbers.alpha_star,
+            mass_at_infinity=curve.infinity_mass,
+        ),
+        tradeoff=_tradeoff_rows(curve, options.alphas, mu),
+        epsilons=epsilons,
+        pure_epsilon=_pure_epsilon(pld, curve),
+        curve=[CurvePoint(alpha=float(a), beta=float(b))
+               for a, b in zip(sample, curve.beta_at(sample), strict=True)],
+        accounting=Accounting(
+            method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions, "
+                    "connect-the-dots, pessimistic estimate"),
+            discretization=accounting.discretization,
+            floor=accounting.floor,
+            tail_mass_truncation=TAIL_MASS_TRUNCATION,
+            breakpoints=int(curve.alpha.size),
+            versions=versions,
+        ),
+        warnings=warnings,
+        spec_sha256=spec_sha256(model),
+        spec_path=spec_path if spec_path is not None else path,
+    )
