@@ -144,6 +144,61 @@ def schema(
 
 # --- commands: evaluate (numbers) -------------------------------------------
 
+
+class EvaluateFormat(StrEnum):
+    """How ``evaluate`` prints its numbers."""
+
+    text = "text"
+    json = "json"
+
+
+def _load_or_exit(path: str, diagnostics_format: str = "gcc") -> object:
+    """Load a spec, or print its diagnostics and exit 2 (no traceback)."""
+    from privspec.diagnostics import SpecError, format_diagnostics
+    from privspec.loader import load_spec
+
+    try:
+        return load_spec(path)
+    except SpecError as error:
+        typer.echo(format_diagnostics(error.diagnostics, diagnostics_format), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+
+
+@app.command()
+def evaluate(
+    specs: Annotated[list[str], typer.Argument(
+        metavar="SPEC", help="Spec files (*.privspec.yaml) to evaluate.", show_default=False)],
+    output_format: Annotated[EvaluateFormat, typer.Option(
+        "--format", "-f", help="text: a one-line summary per spec; json: the report model.",
+        case_sensitive=False)] = EvaluateFormat.text,
+) -> None:
+    """Compute μ, regret, the verdict and ε(δ) for each spec (no document rendering).
+
+    Rounding in the text summary is conservative: μ, ε, regret and advantage up.
+    The JSON is the full, unrounded report model that every renderer uses.
+    """
+    from privspec import formatting as fmt
+    from privspec.evaluation import evaluate as evaluate_spec
+    from privspec.spec import Spec
+
+    for path in specs:
+        spec = _load_or_exit(path)
+        assert isinstance(spec, Spec)
+        report = evaluate_spec(spec, spec_path=path)
+        if output_format is EvaluateFormat.json:
+            typer.echo(report.model_dump_json(indent=2))
+            continue
+        gdp = report.gdp
+        if gdp.mu is None:
+            head = "no finite μ"
+        else:
+            head = f"μ = {fmt.fmt_mu(gdp.mu)}, regret {fmt.fmt_regret(gdp.regret or 0.0)}"
+        epsilons = ", ".join(f"ε = {fmt.fmt_epsilon(e.epsilon)} at δ = {fmt.fmt_delta(e.delta)}"
+                             for e in report.epsilons)
+        typer.echo(f"{path}: {head}, Tier {'I' if gdp.tier == 1 else 'II'}, "
+                   f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}")
+
+
 # --- commands: render (reports) ---------------------------------------------
 
 
