@@ -1,0 +1,100 @@
+"""``privspec validate``: exit codes, output formats, and staying light and fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from privspec.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(str(p) for p in (ROOT / "examples").glob("*.privspec.yaml"))
+BAD = str(ROOT / "tests" / "invalid" / "negative-or-zero-scale.privspec.yaml")
+HEAVY = ("numpy", "scipy", "dp_accounting", "jinja2")
+
+
+def test_examples_are_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", *EXAMPLES]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"{len(EXAMPLES)} specs valid\n"
+
+
+def test_invalid_spec_exits_2_with_gcc_lines_and_a_summary(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", EXAMPLES[0], BAD]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 5
+    assert lines[0].startswith(f"{BAD}:8:27: error: mechanism.compose[0].mechanism.gaussian.sigma")
+    assert lines[-1] == "found 4 problems in 1 of 2 specs"
+
+
+def test_missing_file_and_directory_exit_2_without_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "-q", str(tmp_path / "nope.yaml"), str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "[io/not-found]" in err
+    assert "[io/is-a-directory]" in err
+    assert "Traceback" not in err
+
+
+def test_json_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--diagnostics-format", "json", BAD]) == 2
+    captured = capsys.readouterr()
+    problems = json.loads(captured.out)
+    assert len(problems) == 4
+    assert problems[0]["code"] == "spec/invalid-value"
+    assert problems[0]["path"] == "mechanism.compose[0].mechanism.gaussian.sigma"
+    assert (problems[0]["line"], problems[0]["column"]) == (8, 27)
+
+
+def test_json_format_when_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--diagnostics-format", "json", "-q", EXAMPLES[0]]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_github_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--diagnostics-format", "github", "-q", BAD]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4
+    assert out[0].startswith("::error file=")
+    assert ",line=8,col=27,title=spec/invalid-value::" in out[0]
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate"]) == 2
+    assert main(["validate", "--diagnostics-format", "xml", EXAMPLES[0]]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_validate_does_not_import_the_numerical_stack() -> None:
+    script = textwrap.dedent(f"""
+        import sys
+        from privspec.cli import main
+        code = main(["validate", "-q", *{EXAMPLES!r}])
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r})
+        print(code, heavy)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "0 []"
+
+
+def test_validate_is_quick() -> None:
+    """A generous bound that catches a heavy import; benchmarks/import_time.py measures."""
+    command = [sys.executable, "-m", "privspec.cli", "validate", "-q", EXAMPLES[0]]
+    subprocess.run(command, check=True, capture_output=True)  # warm the file cache
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    assert best < 1.5
