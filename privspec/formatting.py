@@ -1,0 +1,397 @@
+"""Every number a report prints is formatted here, and rounded in the conservative direction.
+
+A report must never look stronger than its computation, so each quantity has a
+direction (STYLE.md, "Numbers in reports"):
+
+* **up**: μ, ε, δ (computed ones, such as the mass at infinity), the best
+  attack's advantage, regret, and an attack's TPR = 1 − β;
+* **down**: an attacker's lowest FNR β (the mechanism's curve and G_μ);
+* **nearest**: values that label rather than bound, such as the α's of the
+  table, the δ's chosen in the spec and the discretization.
+
+Rounding keeps :data:`SIGNIFICANT_DIGITS` significant digits, so a small
+positive number never prints as ``0.00000``.  Numbers outside ``[10⁻³, 10⁵)``
+are written in scientific notation: ``7.3 × 10⁻⁴`` and ``10⁻¹⁰`` in Unicode
+(readable in Markdown on GitHub and Hugging Face without any math renderer),
+``\\ensuremath{7.3 \\times 10^{-4}}`` in LaTeX.  Infinity prints as ``∞`` /
+``\\ensuremath{\\infty}``.
+
+Floats are read as the shortest decimal that round-trips (``repr``), so a
+spec's ``0.1`` prints as ``0.1``, not ``0.101``; the guarantee is that the
+printed number, read back as a float, is never on the flattering side of the
+computed float.  ``1 − β`` is the exception: it is computed from β's exact
+binary value, because a subtraction from 1 magnifies the difference.
+
+Everything here is pure and free of numpy, so templates and tests can use it
+anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal
+from typing import Literal
+
+#: Significant digits of every rounded number in a report.
+SIGNIFICANT_DIGITS = 3
+#: Numbers in ``[POSITIONAL_MIN, POSITIONAL_MAX)`` are written positionally.
+POSITIONAL_MIN = Decimal("1e-3")
+POSITIONAL_MAX = Decimal("1e5")
+
+Direction = Literal["up", "down", "nearest"]
+Style = Literal["unicode", "latex", "plain"]
+
+_ROUNDING: dict[str, str] = {"up": ROUND_CEILING, "down": ROUND_FLOOR, "nearest": ROUND_HALF_EVEN}
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+# Enough precision for exact arithmetic on any float's binary expansion.
+_EXACT = Context(prec=1200)
+
+
+def decimal_from_float(value: float) -> Decimal:
+    """The shortest decimal that reads back as ``value`` (Python's ``repr``)."""
+    if math.isnan(value):
+        raise ValueError("cannot format NaN: a report number must be a number")
+    return Decimal(repr(float(value)))
+
+
+def round_significant(
+    value: Decimal, direction: Direction, digits: int = SIGNIFICANT_DIGITS
+) -> Decimal:
+    """``value`` rounded to ``digits`` significant digits in ``direction``.
+
+    ``up`` and ``down`` are towards +∞ and −∞, so the result is never below
+    (``up``) or above (``down``) the input.  Zero and infinities are returned
+    unchanged.
+    """
+    if digits < 1:
+        raise ValueError("digits must be at least 1")
+    if value.is_nan():
+        raise ValueError("cannot round NaN")
+    if value.is_infinite() or value.is_zero():
+        return value
+    rounding = _ROUNDING[direction]
+    quantum = Decimal(1).scaleb(value.adjusted() - digits + 1)
+    rounded = value.quantize(quantum, rounding=rounding, context=_EXACT)
+    if rounded.adjusted() != value.adjusted():  # 9.996 -> 10.00: keep `digits` digits
+        quantum = Decimal(1).scaleb(rounded.adjusted() - digits + 1)
+        rounded = rounded.quantize(quantum, rounding=rounding, context=_EXACT)
+    return rounded
+
+
+def _digits_text(value: Decimal) -> str:
+    """Positional text of a finite decimal, never in exponent notation."""
+    return format(value, "f")
+
+
+def format_decimal(value: Decimal, style: Style = "unicode", *, exact: bool = False) -> str:
+    """Text of an already rounded decimal.
+
+    ``exact`` says the decimal equals the number it stands for, so trailing
+    zeros carry no information and are dropped (``1.00`` -> ``1``); a rounded
+    number keeps them, which shows its precision.
+    """
+    if value.is_nan():
+        raise ValueError("cannot format NaN")
+    if value.is_infinite():
+        sign = "-" if value < 0 else ""
+        if style == "latex":
+            return rf"\ensuremath{{{sign}\infty}}"
+        if style == "plain":
+            return f"{sign}inf"
+        return f"{'−' if sign else ''}∞"
+    if exact:
+        value = value.normalize(context=_EXACT)  # 1.500 -> 1.5
+    negative = value < 0
+    magnitude = -value if negative else value
+    if magnitude.is_zero() or POSITIONAL_MIN <= magnitude < POSITIONAL_MAX:
+        body = _digits_text(magnitude)
+        if magnitude.is_zero():
+            body = "0"
+        if style == "latex":
+            return rf"\ensuremath{{-{body}}}" if negative else body
+        return ("−" if style == "unicode" else "-") + body if negative else body
+    exponent = magnitude.adjusted()
+    mantissa = magnitude.scaleb(-exponent)
+    mantissa_text = _digits_text(mantissa)
+    one = mantissa_text == "1"
+    minus = "-" if negative else ""
+    if style == "latex":
+        power = f"10^{{{exponent}}}"
+        body = power if one else rf"{mantissa_text} \times {power}"
+        return rf"\ensuremath{{{minus}{body}}}"
+    if style == "plain":
+        return f"{minus}{mantissa_text}e{exponent}"
+    power = "10" + str(exponent).translate(_SUPERSCRIPTS)
+    body = power if one else f"{mantissa_text} × {power}"
+    return ("−" if negative else "") + body
+
+
+def format_number(
+    value: float,
+    direction: Direction,
+    style: Style = "unicode",
+    digits: int = SIGNIFICANT_DIGITS,
+) -> str:
+    """``value`` rounded in ``direction`` to ``digits`` significant digits, as text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    if math.isinf(value):
+        return format_decimal(Decimal("-Infinity" if value < 0 else "Infinity"), style)
+    exact = decimal_from_float(value)
+    rounded = round_significant(exact, direction, digits)
+    return format_decimal(rounded, style, exact=rounded == exact)
+
+
+def tpr_decimal(beta: float, digits: int = SIGNIFICANT_DIGITS) -> tuple[Decimal, bool]:
+    """``1 − β`` from β's exact binary value, rounded up; and whether that was exact."""
+    if math.isnan(beta) or not 0.0 <= beta <= 1.0:
+        raise ValueError(f"β must be a probability, got {beta!r}")
+    exact = _EXACT.subtract(Decimal(1), Decimal(beta))
+    rounded = round_significant(exact, "up", digits)
+    return rounded, rounded == exact
+
+
+# --- named quantities ---------------------------------------------------------
+
+
+def fmt_mu(value: float | None, style: Style = "unicode") -> str:
+    """μ, rounded up; ``None`` (no finite μ) prints as infinity."""
+    return format_number(math.inf if value is None else value, "up", style)
+
+
+def fmt_epsilon(value: float | None, style: Style = "unicode") -> str:
+    """ε, rounded up; ``None`` (unbounded) prints as infinity."""
+    return format_number(math.inf if value is None else value, "up", style)
+
+
+def fmt_delta(value: float, style: Style = "unicode") -> str:
+    """A computed δ (e.g. the mass at infinity), rounded up."""
+    return format_number(_required(value, "δ"), "up", style)
+
+
+def fmt_advantage(value: float, style: Style = "unicode") -> str:
+    """The best attack's advantage TPR − FPR, rounded up."""
+    return format_number(_required(value, "advantage"), "up", style)
+
+
+def fmt_regret(value: float, style: Style = "unicode") -> str:
+    """Regret of the μ-GDP summary, rounded up."""
+    return format_number(_required(value, "regret"), "up", style)
+
+
+def fmt_beta(value: float, style: Style = "unicode", tpr: float | None = None) -> str:
+    """An attacker's lowest FNR β, rounded down.
+
+    Given the report's ``tpr`` (``1 − β`` computed without cancellation), a β
+    so close to 1 that its digits would all be 9s is written ``1 − TPR``
+    with the TPR rounded up (``1 − 8.15 × 10⁻⁷``), which is β rounded down.
+    """
+    value = _required(value, "β")
+    if tpr is not None and 0 < tpr < POSITIONAL_MIN:
+        return _one_minus(format_number(tpr, "up", style), style)
+    return format_number(value, "down", style)
+
+
+def fmt_tpr(tpr: float | None, beta: float | None = None, style: Style = "unicode") -> str:
+    """An attacker's highest TPR, rounded up.
+
+    ``tpr`` is the report's own value of ``1 − β`` (computed without
+    cancellation); without it, pass ``None`` and β, and ``1 − β`` is computed
+    exactly from β.  When the TPR would round up to 1 although the attack is not
+    perfect (0 < β < 10⁻³), it is written as ``1 − β`` with β rounded down
+    (``1 − 4.12 × 10⁻⁵``): the report neither claims a perfect attack nor hides
+    how close the attack comes.
+    """
+    if tpr is None:
+        rounded, exact = tpr_decimal(_required(beta, "β"))
+    else:
+        if math.isnan(tpr) or not 0.0 <= tpr <= 1.0:
+            raise ValueError(f"a TPR must be a probability, got {tpr!r}")
+        value = decimal_from_float(tpr)
+        rounded = round_significant(value, "up")
+        exact = rounded == value
+    if beta is not None and 0 < beta < POSITIONAL_MIN:
+        return _one_minus(fmt_beta(beta, style), style)
+    return format_decimal(rounded, style, exact=exact)
+
+
+def _one_minus(text: str, style: Style) -> str:
+    if style == "latex":
+        return rf"\ensuremath{{1 - {text}}}"
+    return f"1 − {text}" if style == "unicode" else f"1 - {text}"
+
+
+def fmt_given(value: float, style: Style = "unicode") -> str:
+    """A value that labels rather than bounds (α, a chosen δ, h, τ), to nearest."""
+    return format_number(_required(value, "value"), "nearest", style)
+
+
+def fmt_count(value: int, style: Style = "unicode") -> str:
+    """An integer count with thousands separators."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer count, got {type(value).__name__}")
+    return f"{value:,}"
+
+
+def _required(value: float | None, what: str) -> float:
+    if value is None:
+        raise ValueError(f"{what} is missing (None) where the report needs a number")
+    return value
+
+
+# --- escaping of user-supplied strings -----------------------------------------
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    '"': '\\texttt{\\string"}',  # \textquotedbl does not exist in OT1
+    "`": r"\textasciigrave{}",
+}
+# Characters pdflatex's utf8 input encoding does not know in text: typeset them as math.
+_LATEX_UNICODE = {
+    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon",
+    "ϵ": r"\epsilon", "ζ": r"\zeta", "η": r"\eta", "θ": r"\theta", "ι": r"\iota",
+    "κ": r"\kappa", "λ": r"\lambda", "μ": r"\mu", "µ": r"\mu", "ν": r"\nu", "ξ": r"\xi",
+    "π": r"\pi", "ρ": r"\rho", "σ": r"\sigma", "ς": r"\varsigma", "τ": r"\tau",
+    "υ": r"\upsilon", "φ": r"\varphi", "ϕ": r"\phi", "χ": r"\chi", "ψ": r"\psi",
+    "ω": r"\omega", "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda",
+    "Ξ": r"\Xi", "Π": r"\Pi", "Σ": r"\Sigma", "Υ": r"\Upsilon", "Φ": r"\Phi",
+    "Ψ": r"\Psi", "Ω": r"\Omega", "≤": r"\leq", "≥": r"\geq", "≠": r"\neq",
+    "≈": r"\approx", "×": r"\times", "·": r"\cdot", "±": r"\pm", "∞": r"\infty",
+    "−": "-", "→": r"\to", "←": r"\leftarrow", "∈": r"\in", "√": r"\surd",
+}
+_LATEX_TEXT_UNICODE = {
+    "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "–": "--", "—": "---",
+    "\u00a0": "~", "•": r"\textbullet{}", "€": "EUR", "™": r"\texttrademark{}",
+    "©": r"\textcopyright{}", "®": r"\textregistered{}", "°": r"\textdegree{}",
+}
+
+
+_SUPERSCRIPT_DIGITS = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5",
+                       "⁶": "6", "⁷": "7", "⁸": "8", "⁹": "9", "⁻": "-", "⁺": "+"}
+_SUPERSCRIPT_RUN = re.compile("[" + "".join(_SUPERSCRIPT_DIGITS) + "]+")
+# Doubled characters that TeX fonts turn into ligatures (-- ---, '' and T1's ,,): break them.
+# (`` !` ?` << >> cannot occur: ` < > are escaped.)
+_LIGATURE_DOUBLES = frozenset("-',")
+#: pdflatex's utf8 input encoding knows Latin-1 and Latin Extended-A in text; other
+#: characters not in the tables above are written as their code point.
+_LATEX_SAFE_MAX = 0x17F
+
+
+def escape_latex(text: str) -> str:
+    r"""``text`` as LaTeX text that prints exactly the same characters, on one line.
+
+    Covers ``& % $ # _ { } ~ ^ \`` and the ASCII characters that the OT1 and
+    T1 encodings typeset as something else (``< > | " `` and the ligatures
+    ``--``, ``''``), in a way that works in both encodings; Greek
+    letters, superscript digits and common mathematical symbols become math;
+    characters pdflatex cannot typeset (beyond Latin Extended-A) are written
+    as ``[U+XXXX]`` rather than breaking the build.  Whitespace runs (line
+    breaks included) become one space, so that the text is safe inside a macro
+    argument; use :func:`latex_paragraphs` for free text.
+    """
+    flat = " ".join(str(text).split())
+    out: list[str] = []
+    position = 0
+    while position < len(flat):
+        char = flat[position]
+        run = _SUPERSCRIPT_RUN.match(flat, position)
+        if run:
+            digits = "".join(_SUPERSCRIPT_DIGITS[c] for c in run.group())
+            out.append(rf"\ensuremath{{^{{{digits}}}}}")
+            position = run.end()
+            continue
+        if char in _LATEX_SPECIALS:
+            out.append(_LATEX_SPECIALS[char])
+        elif char in _LATEX_UNICODE:
+            out.append(rf"\ensuremath{{{_LATEX_UNICODE[char]}}}")
+        elif char in _LATEX_TEXT_UNICODE:
+            out.append(_LATEX_TEXT_UNICODE[char])
+        elif unicodedata.category(char).startswith("C"):
+            pass  # control, format and unassigned characters: never meaningful here
+        elif ord(char) > _LATEX_SAFE_MAX:
+            out.append(f"[U+{ord(char):04X}]")  # pdflatex cannot typeset it: say what it was
+        else:
+            out.append(char)
+            if char in _LIGATURE_DOUBLES and flat[position + 1 : position + 2] == char:
+                out.append("{}")
+        position += 1
+    return "".join(out)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as inline GitHub-flavoured Markdown that prints the same characters.
+
+    Backslash-escapes what could start emphasis (``* _``), code, a link or an
+    image (``[ ]``), raw HTML (``< >``), an HTML entity (``&`` before
+    ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading or an
+    issue reference (``#``) or end a table cell (``|``), and the backslash
+    itself.  Line breaks become spaces, since the value is used inline; a
+    leading ``-``, ``+`` or ``1.`` cannot start a list because templates never
+    start a line with a user string.
+    """
+    flat = " ".join(str(text).split())
+    return _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
+
+
+def markdown_paragraphs(text: str) -> list[str]:
+    """Escaped paragraphs of a free text (blank lines separate paragraphs)."""
+    chunks = re.split(r"\n\s*\n", str(text).strip())
+    return [escape_markdown(chunk) for chunk in chunks if chunk.strip()]
+
+
+def latex_paragraphs(text: str) -> list[str]:
+    """Escaped paragraphs of a free text, for LaTeX."""
+    chunks = re.split(r"\n\s*\n", str(text).strip())
+    return [escape_latex(" ".join(chunk.split())) for chunk in chunks if chunk.strip()]
+
+
+def capfirst(text: str) -> str:
+    """``text`` with its first character upper-cased (the rest untouched)."""
+    return text[:1].upper() + text[1:]
+
+
+def filters(style: Style) -> dict[str, Callable[..., object]]:
+    """The Jinja filters of one output style: numbers, escaping, small helpers."""
+    escape: Callable[[str], str] = escape_latex if style == "latex" else escape_markdown
+    paragraphs: Callable[[str], list[str]] = (
+        latex_paragraphs if style == "latex" else markdown_paragraphs
+    )
+
+    def bind(function: Callable[[float, Style], str]) -> Callable[[float], str]:
+        def bound(value: float) -> str:
+            return function(value, style)
+
+        return bound
+
+    return {
+        "mu": bind(fmt_mu),
+        "epsilon": bind(fmt_epsilon),
+        "delta": bind(fmt_delta),
+        "advantage": bind(fmt_advantage),
+        "regret": bind(fmt_regret),
+        "beta": lambda beta, tpr=None: fmt_beta(beta, style, tpr),
+        "tpr": lambda tpr, beta=None: fmt_tpr(tpr, beta, style),
+        "given": bind(fmt_given),
+        "count": lambda value: fmt_count(value, style),
+        "esc": escape,
+        "paragraphs": paragraphs,
+        "capfirst": capfirst,
+    }

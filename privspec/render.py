@@ -1,0 +1,309 @@
+"""Rendering a :class:`~privspec.report.Report` as Markdown, LaTeX or JSON.
+
+Every format is a pure function of the report: this module only arranges
+values the evaluator computed.  Numbers go through the filters of
+:mod:`privspec.formatting` (conservative rounding, one place); user strings go
+through an explicit escape filter per format (``esc``), since autoescaping is
+off.  Templates are Jinja2 with ``StrictUndefined`` (a missing value is an
+error, never a blank), rendered in a sandbox, and ship in the package under
+``privspec/templates/``; a user directory with the same layout overrides them.
+
+LaTeX templates use delimiters that do not collide with TeX: ``((* block *))``,
+``((( expression )))`` and ``((= comment =))`` (nbconvert's convention).
+
+Formats and variants (``variant=None`` is the first one listed):
+
+* ``markdown``: ``report`` (a full report, GitHub and Hugging Face flavoured)
+  and ``model-card`` (a ``## Privacy`` section sized for a model card);
+* ``latex``: ``fragment`` (two files: macros ``\\newcommand``'s and a fragment
+  to ``\\input``, needing ``booktabs``) and ``standalone`` (one document that
+  compiles with pdflatex);
+* ``json``: ``report``, exactly ``Report.model_dump_json(indent=2)`` plus a
+  newline.
+
+A user template directory may add variants: ``markdown/<name>.md.j2`` and
+``latex/<name>.tex.j2`` render as one document each.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from privspec import formatting
+from privspec.report import Report
+
+Format = Literal["markdown", "latex", "json"]
+FORMATS: tuple[Format, ...] = ("markdown", "latex", "json")
+#: Built-in variants of each format; the first is the default.
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "markdown": ("report", "model-card"),
+    "latex": ("fragment", "standalone"),
+    "json": ("report",),
+}
+_EXTENSIONS = {"markdown": ".md", "latex": ".tex", "json": ".json"}
+_STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex"}
+#: What the report calls the thing it describes, by the root mechanism's kind.
+_NOUNS = {"dpsgd": "training run"}
+_DEFAULT_NOUN = "release"
+_DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+_SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
+
+
+class RenderError(Exception):
+    """A report could not be rendered (unknown format or variant, a broken template)."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One rendered file: ``part`` names it, ``suffix`` follows the file stem."""
+
+    part: str
+    suffix: str
+    text: str
+
+
+def spec_stem(path: str | os.PathLike[str]) -> str:
+    """``examples/cifar10.privspec.yaml`` -> ``cifar10``: the base of output file names."""
+    name = PurePath(path).name
+    for suffix in _SPEC_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _ascii_words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.findall(r"[A-Za-z]+|[0-9]", folded)
+
+
+def macro_prefix_for(report: Report) -> str:
+    r"""The LaTeX macro prefix of a report: ``\privspec`` + a CamelCase name.
+
+    The name comes from the spec file's stem (or the title when the report has
+    no file), digits spelled out because TeX macro names are letters only:
+    ``cifar10-eps8.privspec.yaml`` gives ``privspecCifarOneZeroEpsEight``.  Two
+    reports in one paper thus get different macros; ``\newcommand`` makes a
+    remaining clash a compile error, never a silent redefinition.
+    """
+    base = spec_stem(report.spec_path) if report.spec_path else report.title
+    words = _ascii_words(base)
+    name = "".join(
+        _DIGIT_WORDS[int(word)] if word.isdigit() else word[:1].upper() + word[1:].lower()
+        for word in words
+    )
+    return "privspec" + (name or "Report")
+
+
+def label_for(report: Report) -> str:
+    """A LaTeX label key for the report's table: ``tab:privspec-<slug>``."""
+    base = spec_stem(report.spec_path) if report.spec_path else report.title
+    slug = "-".join(word.lower() for word in re.findall(r"[A-Za-z0-9]+", _fold(base)))
+    return f"tab:privspec-{slug or 'report'}"
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+
+
+def default_command(report: Report, fmt: str, variant: str | None = None) -> str | None:
+    """The command that re-renders this document, when the report names its spec file."""
+    if not report.spec_path:
+        return None
+    command = f"privspec render {_shell_quote(report.spec_path)} --format {fmt}"
+    if variant and variant != VARIANTS.get(fmt, (None,))[0]:
+        command += f" --variant {variant}"
+    return command
+
+
+def _shell_quote(text: str) -> str:
+    if re.fullmatch(r"[A-Za-z0-9_./+=:@%-]+", text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def delta_key(delta: float) -> str:
+    """A δ as the key of the LaTeX ε(δ) lookup: ``1e-05`` -> ``1e-5`` (exact, shortest)."""
+    return formatting.format_number(delta, "nearest", "plain", digits=17)
+
+
+def _comment(text: str) -> str:
+    """A string on one line, for a comment in the output."""
+    return " ".join(str(text).split())
+
+
+def _markdown_code(text: str) -> str:
+    """``text`` as a Markdown code span (backslashes are literal there)."""
+    flat = _comment(text)
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def _latex_macro_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z]+", text):
+        raise RenderError(f"a LaTeX macro prefix is letters only, got {text!r}")
+    return text
+
+
+def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
+    if template_dir is not None:
+        directory = Path(template_dir)
+        if not directory.is_dir():
+            raise RenderError(f"template directory {os.fspath(directory)!r} does not exist")
+        loaders.append(jinja2.FileSystemLoader(os.fspath(directory)))
+    loaders.append(jinja2.PackageLoader("privspec", "templates"))
+    options: dict[str, Any] = {
+        "loader": jinja2.ChoiceLoader(loaders),
+        "undefined": jinja2.StrictUndefined,
+        "autoescape": False,
+        "keep_trailing_newline": True,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+    }
+    if fmt == "latex":
+        options.update(
+            block_start_string="((*",
+            block_end_string="*))",
+            variable_start_string="(((",
+            variable_end_string=")))",
+            comment_start_string="((=",
+            comment_end_string="=))",
+            line_statement_prefix=None,
+        )
+    environment = ImmutableSandboxedEnvironment(**options)
+    environment.filters.update(formatting.filters(_STYLES[fmt]))
+    environment.filters["code"] = _markdown_code
+    environment.filters["comment"] = _comment
+    environment.filters["deltakey"] = delta_key
+    return environment
+
+
+def _template_exists(environment: jinja2.Environment, name: str) -> bool:
+    try:
+        environment.get_template(name)
+    except jinja2.TemplateNotFound:
+        return False
+    return True
+
+
+def _plan(fmt: str, variant: str) -> list[tuple[str, str, str]]:
+    """(part, template name, file suffix) of each document of a format's variant."""
+    extension = _EXTENSIONS[fmt]
+    if fmt == "latex" and variant == "fragment":
+        return [
+            ("macros", "latex/macros.tex.j2", "-macros.tex"),
+            ("fragment", "latex/fragment.tex.j2", ".tex"),
+        ]
+    default = VARIANTS[fmt][0]
+    suffix = extension if variant == default else f"-{variant}{extension}"
+    return [(variant, f"{fmt}/{variant}{extension}.j2", suffix)]
+
+
+def render_documents(
+    report: Report,
+    fmt: str,
+    *,
+    variant: str | None = None,
+    template_dir: str | os.PathLike[str] | None = None,
+    command: str | None = None,
+    macro_prefix: str | None = None,
+) -> list[Document]:
+    """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
+
+    ``command`` is printed in the reproducibility section (default: ``privspec
+    render <spec_path> --format <fmt>``); ``macro_prefix`` overrides the LaTeX
+    macro prefix (letters only) derived by :func:`macro_prefix_for`.
+    Raises :class:`RenderError` for an unknown format or variant or a template
+    that fails.
+    """
+    if fmt not in FORMATS:
+        raise RenderError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    chosen = variant or VARIANTS[fmt][0]
+    if fmt == "json":
+        if chosen != "report":
+            raise RenderError("the json format has no variants")
+        return [Document("report", ".json", report.model_dump_json(indent=2) + "\n")]
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", chosen):
+        raise RenderError(f"a variant name is lower-case letters, digits and '-', got {chosen!r}")
+    environment = _environment(fmt, template_dir)
+    plan = _plan(fmt, chosen)
+    if chosen not in VARIANTS[fmt] and not _template_exists(environment, plan[0][1]):
+        known = ", ".join(VARIANTS[fmt])
+        raise RenderError(f"unknown {fmt} variant {chosen!r}; built in: {known} "
+                          f"(or a template {plan[0][1]} in --template-dir)")
+    context = _context(report, fmt, chosen, command, macro_prefix)
+    documents = []
+    for part, name, suffix in plan:
+        try:
+            text = environment.get_template(name).render(context)
+        except jinja2.TemplateError as error:
+            raise RenderError(_template_problem(name, error)) from error
+        documents.append(Document(part, suffix, text))
+    return documents
+
+
+def render(
+    report: Report,
+    fmt: str,
+    *,
+    variant: str | None = None,
+    template_dir: str | os.PathLike[str] | None = None,
+    command: str | None = None,
+    macro_prefix: str | None = None,
+) -> str:
+    """``report`` rendered as one text (LaTeX's macros come before its fragment)."""
+    documents = render_documents(report, fmt, variant=variant, template_dir=template_dir,
+                                 command=command, macro_prefix=macro_prefix)
+    return "\n".join(document.text for document in documents)
+
+
+def _template_problem(name: str, error: jinja2.TemplateError) -> str:
+    where = name
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        where = f"{error.filename or error.name or name}:{error.lineno}"
+    return f"template {where}: {error.message or type(error).__name__}"
+
+
+def _context(
+    report: Report, fmt: str, variant: str, command: str | None, macro_prefix: str | None
+) -> Mapping[str, Any]:
+    return {
+        "report": report,
+        "format": fmt,
+        "variant": variant,
+        "noun": _NOUNS.get(report.mechanism.kind, _DEFAULT_NOUN),
+        "command": command if command is not None else default_command(report, fmt, variant),
+        "prefix": _latex_macro_name(macro_prefix) if macro_prefix else macro_prefix_for(report),
+        "label": label_for(report),
+        "versions": sorted(report.accounting.versions.items()),
+        "show_stages": len(report.mechanism.stages) > 1
+        or any(stage.name for stage in report.mechanism.stages),
+        "macros_file": (spec_stem(report.spec_path) if report.spec_path else "privacy")
+        + "-macros.tex",
+    }
+
+
+__all__ = [
+    "FORMATS",
+    "VARIANTS",
+    "Document",
+    "RenderError",
+    "default_command",
+    "delta_key",
+    "label_for",
+    "macro_prefix_for",
+    "render",
+    "render_documents",
+    "spec_stem",
+]
