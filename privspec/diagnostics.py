@@ -97,13 +97,15 @@ def format_github(diagnostics: Iterable[Diagnostic]) -> str:
     return "\n".join(format_github_line(d) for d in diagnostics)
 
 
-def format_diagnostics(diagnostics: Iterable[Diagnostic], fmt: DiagnosticsFormat) -> str:
+def format_diagnostics(diagnostics: Iterable[Diagnostic], fmt: DiagnosticsFormat | str) -> str:
     """Diagnostics in the named format (``gcc``, ``json`` or ``github``)."""
     if fmt == "json":
         return format_json(diagnostics)
     if fmt == "github":
         return format_github(diagnostics)
-    return format_gcc(diagnostics)
+    if fmt == "gcc":
+        return format_gcc(diagnostics)
+    raise ValueError(f"unknown diagnostics format {fmt!r}; use one of {DIAGNOSTICS_FORMATS}")
 
 
 __all__ = [
