@@ -18,7 +18,7 @@ import numpy as np
 
 from privspec import __version__
 from privspec.accounting import TAIL_MASS_TRUNCATION, pld_from_spec
-from privspec.curve import TradeoffCurve, curve_from_pld
+from privspec.curve import TradeoffCurve, curve_from_pld, epsilon_for_delta
 from privspec.describe import summarize_mechanism
 from privspec.gdp import gaussian_tpr, gaussian_tradeoff, summarize
 from privspec.report import (
@@ -128,7 +128,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
 
     epsilons = []
     for delta in options.deltas:
-        eps = float(pld.get_epsilon_for_delta(delta))
+        eps = epsilon_for_delta(curve.points, delta)
         epsilons.append(EpsilonAtDelta(delta=delta, epsilon=eps if math.isfinite(eps) else None))
 
     sample = np.asarray(CURVE_SAMPLE_ALPHAS)
