@@ -37,6 +37,6 @@ def test_epsilon_matches_the_accountant(name: str) -> None:
         assert ours >= theirs * (1 - 1e-9) - 1e-12  # up to summation-order rounding
         # ... and the same wherever δ is above the FFT's noise floor.
         if delta >= 1e-6:
-            assert ours == pytest.approx(theirs, rel=1e-8, abs=1e-12)
+            assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-12)
         else:
             assert ours == pytest.approx(theirs, rel=2e-2)
