@@ -24,6 +24,7 @@ This module must not import numpy, scipy or dp-accounting.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import os
 import re
@@ -277,7 +278,7 @@ def path_to_str(path: Iterable[str | int]) -> str:
         elif _IDENTIFIER.match(part):
             out += f".{part}" if out else part
         else:
-            out += '["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
 
 

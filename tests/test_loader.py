@@ -209,6 +209,7 @@ def test_path_to_str() -> None:
         "mechanism.compose[1].mechanism.dpsgd.batch_size")
     assert path_to_str(()) == ""
     assert path_to_str(("a", "b c")) == 'a["b c"]'
+    assert path_to_str(("x\ny", 0)) == '["x\\ny"][0]'
 
 
 # --- hostile and sloppy input ---------------------------------------------------
