@@ -202,5 +202,212 @@ def evaluate(
 # --- commands: render (reports) ---------------------------------------------
 
 
+def _render_targets(formats: list[str], variant: str | None) -> list[tuple[str, str | None]]:
+    """``["markdown", "latex:standalone", "json,latex"]`` -> (format, variant) pairs."""
+    from privspec.render import FORMATS, RenderError
+
+    targets: list[tuple[str, str | None]] = []
+    for item in formats:
+        for word in filter(None, (part.strip() for part in item.split(","))):
+            name, _, own = word.partition(":")
+            name = name.lower()
+            if name not in FORMATS:
+                raise RenderError(f"unknown format {name!r}; choose from {', '.join(FORMATS)}"
+                                  " (a variant after ':', e.g. latex:standalone)")
+            chosen = own or variant
+            if name == "json" and chosen and not own:
+                chosen = None  # --variant applies to the formats that have it
+            if (name, chosen) not in targets:
+                targets.append((name, chosen))
+    return targets
+
+
+def _write_atomically(files: dict[str, str]) -> None:
+    """Write every file or none: temporary files first, then renames (each atomic).
+
+    A failure before the renames leaves every existing file untouched.
+    """
+    import os
+    import tempfile
+
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, text in files.items():
+            directory = os.path.dirname(os.path.abspath(path))
+            os.makedirs(directory, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(
+                dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+            staged.append((temporary, path))
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            try:
+                mode = os.stat(path).st_mode & 0o7777
+            except FileNotFoundError:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.chmod(temporary, mode)
+        for temporary, path in staged:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in staged:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+
+@app.command()
+def render(
+    specs: Annotated[list[str], typer.Argument(
+        metavar="SPEC", help="Spec files (*.privspec.yaml) to render.", show_default=False)],
+    formats: Annotated[list[str] | None, typer.Option(
+        "--format", "-f", metavar="FORMAT[:VARIANT]",
+        help="markdown, latex or json, optionally with a variant (markdown:model-card, "
+        "latex:standalone); repeat it or separate with commas for several. Default: the "
+        "spec's report.formats.", show_default=False)] = None,
+    variant: Annotated[str | None, typer.Option(
+        "--variant", help="Variant for the formats given without one: markdown: report "
+        "(default) or model-card; latex: fragment (default: fragment and macros files) or "
+        "standalone; or a template of --template-dir.", show_default=False)] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the document to FILE (one spec and "
+        "one format; LaTeX macros go to FILE's stem + '-macros.tex'). Default: stdout.",
+        show_default=False)] = None,
+    output_dir: Annotated[str | None, typer.Option(
+        "--output-dir", "-d", metavar="DIR", help="Write each document to DIR/<spec "
+        "stem><suffix>: .md, -model-card.md, .tex and -macros.tex, -standalone.tex, .json.",
+        show_default=False)] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Write nothing: render in memory, compare with the files of -o or "
+        "--output-dir, print a unified diff and exit 1 if any is missing or stale.")] = False,
+    template_dir: Annotated[str | None, typer.Option(
+        "--template-dir", metavar="DIR", help="Templates overriding the built-in ones, "
+        "same layout (markdown/report.md.j2, latex/fragment.tex.j2, ...); rendered in a "
+        "sandbox.", show_default=False)] = None,
+    macro_prefix: Annotated[str | None, typer.Option(
+        "--macro-prefix", metavar="NAME", help="LaTeX macro prefix, letters only (default: "
+        "'privspec' + the spec file's name, e.g. privspecCifarOneZero...).",
+        show_default=False)] = None,
+) -> None:
+    """Render privacy reports: Markdown, LaTeX and JSON, from the evaluated spec.
+
+    Documents go to stdout (several are separated by a blank line) unless -o or
+    --output-dir is given; diagnostics go to stderr. Nothing is written unless
+    every spec loads, evaluates and renders; each file is replaced atomically.
+    Exit 0 when done, 1 when --check finds a stale file, 2 when it cannot run.
+    """
+    import difflib
+    import os
+
+    from privspec.diagnostics import SpecError, format_diagnostics
+    from privspec.loader import load_spec
+    from privspec.render import RenderError, render_documents, spec_stem
+
+    def fail(message: str) -> typer.Exit:
+        typer.echo(f"privspec render: error: {message}", err=True)
+        return typer.Exit(EXIT_CANNOT_RUN)
+
+    if output is not None and output_dir is not None:
+        raise fail("give either --output or --output-dir, not both")
+    if check and output in (None, "-") and output_dir is None:
+        raise fail("--check compares with files: give --output FILE or --output-dir DIR")
+    if macro_prefix is not None and not macro_prefix.isalpha():
+        raise fail(f"--macro-prefix is letters only, got {macro_prefix!r}")
+    try:
+        requested = _render_targets(formats or [], variant)
+    except RenderError as error:
+        raise fail(str(error)) from None
+
+    loaded = []
+    problems = []
+    for path in specs:
+        try:
+            loaded.append((path, load_spec(path)))
+        except SpecError as error:
+            problems.extend(error.diagnostics)
+    if problems:
+        typer.echo(format_diagnostics(problems, "gcc"), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN)
+
+    from privspec.evaluation import evaluate as evaluate_spec
+
+    documents: list[tuple[str | None, str]] = []  # (destination or None for stdout, text)
+    for path, spec in loaded:
+        targets = requested or [(name, variant) for name in spec.report.formats]
+        if output not in (None, "-") and (len(loaded) > 1 or len(targets) > 1):
+            raise fail("--output takes one spec and one format; use --output-dir for more")
+        try:
+            report = evaluate_spec(spec, spec_path=path)
+        except Exception as error:  # the evaluator's refusal, reported without a traceback
+            raise fail(f"{path}: cannot evaluate: {error}") from None
+        for name, chosen in targets:
+            command = f"privspec render {path} --format {name}" + (f":{chosen}" if chosen else "")
+            if output not in (None, "-"):
+                command += f" -o {output}"
+            elif output_dir is not None:
+                command += f" --output-dir {output_dir}"
+            if macro_prefix:
+                command += f" --macro-prefix {macro_prefix}"
+            try:
+                rendered = render_documents(report, name, variant=chosen,
+                                            template_dir=template_dir, command=command,
+                                            macro_prefix=macro_prefix)
+            except RenderError as error:
+                raise fail(f"{path}: {error}") from None
+            main_part = rendered[-1]
+            for document in rendered:
+                if output not in (None, "-"):
+                    stem = os.path.splitext(output)[0]
+                    destination: str | None = (output if document is main_part
+                                               else stem + document.suffix)
+                elif output_dir is not None:
+                    destination = os.path.join(output_dir, spec_stem(path) + document.suffix)
+                else:
+                    destination = None
+                documents.append((destination, document.text))
+
+    if all(destination is None for destination, _ in documents):
+        typer.echo("\n".join(text for _, text in documents), nl=False)
+        raise typer.Exit(EXIT_OK)
+    files: dict[str, str] = {}
+    for destination, text in documents:
+        assert destination is not None
+        if destination in files:
+            raise fail(f"two documents would be written to {destination}; "
+                       "give the specs different file names")
+        files[destination] = text
+    if check:
+        stale = 0
+        for destination, text in files.items():
+            try:
+                with open(destination, encoding="utf-8", newline="") as stream:
+                    current: str | None = stream.read()
+            except OSError:
+                current = None
+            if current == text:
+                continue
+            stale += 1
+            diff = difflib.unified_diff(
+                (current or "").splitlines(keepends=True), text.splitlines(keepends=True),
+                fromfile=f"{destination} (committed)" if current is not None else "/dev/null",
+                tofile=f"{destination} (rendered now)")
+            typer.echo("".join(diff), nl=False)
+            state = "missing" if current is None else "stale"
+            typer.echo(f"{destination}: {state}", err=True)
+        if stale:
+            typer.echo(f"{stale} of {len(files)} file(s) out of date; re-run without --check",
+                       err=True)
+            raise typer.Exit(EXIT_CHECK_FAILED)
+        typer.echo(f"{len(files)} file(s) up to date", err=True)
+        raise typer.Exit(EXIT_OK)
+    try:
+        _write_atomically(files)
+    except OSError as error:
+        raise fail(f"cannot write {error.filename or ''}: {error.strerror or error}") from None
+    for destination in files:
+        typer.echo(f"wrote {destination}", err=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -173,8 +173,20 @@ def fmt_delta(value: float, style: Style = "unicode") -> str:
 
 
 def fmt_advantage(value: float, style: Style = "unicode") -> str:
-    """The best attack's advantage TPR − FPR, rounded up."""
-    return format_number(_required(value, "advantage"), "up", style)
+    """The best attack's advantage TPR − FPR, rounded up (``1 − x`` close to 1)."""
+    return _probability_up(_required(value, "advantage"), style)
+
+
+def _probability_up(value: float, style: Style) -> str:
+    """A probability rounded up; within 10⁻³ of 1 it is written ``1 − x`` with the exact
+    complement ``x`` rounded down, so that it never prints as a flat ``1.00``."""
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"expected a probability, got {value!r}")
+    if 1 - POSITIONAL_MIN <= Decimal(value) < 1:
+        complement = _EXACT.subtract(Decimal(1), Decimal(value))
+        rounded = round_significant(complement, "down")
+        return _one_minus(format_decimal(rounded, style, exact=rounded == complement), style)
+    return format_number(value, "up", style)
 
 
 def fmt_regret(value: float, style: Style = "unicode") -> str:
@@ -205,17 +217,12 @@ def fmt_tpr(tpr: float | None, beta: float | None = None, style: Style = "unicod
     (``1 − 4.12 × 10⁻⁵``): the report neither claims a perfect attack nor hides
     how close the attack comes.
     """
-    if tpr is None:
-        rounded, exact = tpr_decimal(_required(beta, "β"))
-    else:
-        if math.isnan(tpr) or not 0.0 <= tpr <= 1.0:
-            raise ValueError(f"a TPR must be a probability, got {tpr!r}")
-        value = decimal_from_float(tpr)
-        rounded = round_significant(value, "up")
-        exact = rounded == value
     if beta is not None and 0 < beta < POSITIONAL_MIN:
         return _one_minus(fmt_beta(beta, style), style)
-    return format_decimal(rounded, style, exact=exact)
+    if tpr is None:
+        rounded, exact = tpr_decimal(_required(beta, "β"))
+        return format_decimal(rounded, style, exact=exact)
+    return _probability_up(tpr, style)
 
 
 def _one_minus(text: str, style: Style) -> str:
