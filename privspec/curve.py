@@ -114,7 +114,8 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
 
 
 def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Lower convex hull (α, β, TPR) of the union of one or two convex chains.
+    """Lower convex hull (α, β, TPR) of the union of one or two convex chains,
+    α ascending, one vertex per α (the one with the highest TPR).
 
     A vertex is on the hull of the union iff it minimises β − s·α over all points for
     some slope s (the support function of the union is the maximum of the chains').
@@ -124,7 +125,8 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     """
     if len(chains) == 1:
         only = chains[0]
-        return only.alpha, only.beta, only.tpr
+        last = np.concatenate((only.alpha[1:] != only.alpha[:-1], [True]))  # highest TPR
+        return only.alpha[last], only.beta[last], only.tpr[last]
     if len(chains) != 2:
         raise ValueError("a privacy-loss distribution has one or two directions")
     # Merge both chains' segment slopes (each already ascending); the active vertex of
@@ -142,20 +144,29 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     left_ends = np.concatenate(([slopes[0] - 1.0] if slopes.size else [-2.0], slopes))
     right_ends = np.concatenate((slopes, [-1.0]))
     active = [np.concatenate(([0], count_first)), np.concatenate(([0], count_second))]
+    # Minimise β − s·α, i.e. maximise TPR + s·α (TPR keeps precision near α = 0).
+    (tpr0, alpha0), (tpr1, alpha1) = ((c.tpr[k], c.alpha[k]) for c, k in
+                                      zip(chains, active, strict=True))
     wins = [np.zeros(c.alpha.size, dtype=bool) for c in chains]
     for ends in (left_ends, right_ends):
-        # Minimise β − s·α, i.e. maximise TPR + s·α (TPR keeps precision near α = 0).
-        first, second = (c.tpr[k] + ends * c.alpha[k] for c, k in zip(chains, active, strict=True))
-        first_wins = first >= second
+        first_wins = tpr0 + ends * alpha0 >= tpr1 + ends * alpha1
         wins[0][active[0][first_wins]] = True
         wins[1][active[1][~first_wins]] = True
     alpha = np.concatenate([c.alpha[w] for c, w in zip(chains, wins, strict=True)])
     beta = np.concatenate([c.beta[w] for c, w in zip(chains, wins, strict=True)])
     tpr = np.concatenate([c.tpr[w] for c, w in zip(chains, wins, strict=True)])
-    order = np.lexsort((-tpr, alpha))
+    order = np.argsort(alpha, kind="stable")  # two sorted runs: a linear merge
     alpha, beta, tpr = alpha[order], beta[order], tpr[order]
-    distinct = np.concatenate(([True], alpha[1:] != alpha[:-1]))
-    return alpha[distinct], beta[distinct], tpr[distinct]
+    tied = alpha[1:] == alpha[:-1]
+    if tied[0] and not tied[1:].any():  # the usual case: both chains start at α = 0
+        drop = 0 if tpr[0] <= tpr[1] else 1
+        return np.delete(alpha, drop), np.delete(beta, drop), np.delete(tpr, drop)
+    if tied.any():  # equal α from both chains: keep the highest TPR
+        order = np.lexsort((tpr, alpha))
+        alpha, beta, tpr = alpha[order], beta[order], tpr[order]
+        last = np.concatenate((alpha[1:] != alpha[:-1], [True]))
+        alpha, beta, tpr = alpha[last], beta[last], tpr[last]
+    return alpha, beta, tpr
 
 
 def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
@@ -168,12 +179,7 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     mass vanishes in a TPR sum, the difference would read 0 instead of −e^y.
     """
     directions = tuple(points_from_pmf(p) for p in pmfs)
-    a, b, t = hull_of_chains(directions)
-    # One vertex per α: the one with the highest TPR (lowest β).
-    order = np.lexsort((-t, a))
-    a, b, t = a[order], b[order], t[order]
-    keep = np.concatenate(([True], a[1:] != a[:-1]))
-    a, b, t = a[keep], b[keep], t[keep]
+    a, b, t = hull_of_chains(directions)  # α ascending, one vertex per α
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
     crossing = np.flatnonzero(b - a <= 0)
     if crossing.size:
@@ -183,18 +189,19 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
         a, b, t = a[:k], b[:k], t[:k]
     else:
         star = 0.5 * (a[-1] + b[-1])
-    left_alpha = np.append(a, star)
-    left_beta = np.append(b, star)
-    left_tpr = np.append(t, 1.0 - star)
-    left_tnr = 1.0 - left_alpha
-    # Mirror (α, β) → (β, α): the mirrored TPR is 1 − α, the mirrored TNR is the TPR.
-    alpha = np.concatenate((left_alpha, left_beta[-2::-1]))
-    beta = np.concatenate((left_beta, left_alpha[-2::-1]))
-    tpr = np.concatenate((left_tpr, left_tnr[-2::-1]))
-    tnr = np.concatenate((left_tnr, left_tpr[-2::-1]))
-    if alpha[-1] < 1.0:
-        alpha, beta = np.append(alpha, 1.0), np.append(beta, 0.0)
-        tpr, tnr = np.append(tpr, 1.0), np.append(tnr, 0.0)
+    # Vertices left of α*, α* itself, then the mirror image (α, β) → (β, α): a mirrored
+    # vertex's TPR is 1 − α of the original and its TNR is the original's TPR.
+    n = a.size
+    alpha = np.empty(2 * n + 2)
+    beta, tpr, tnr = np.empty_like(alpha), np.empty_like(alpha), np.empty_like(alpha)
+    alpha[:n], beta[:n], tpr[:n], tnr[:n] = a, b, t, 1.0 - a
+    alpha[n] = beta[n] = star
+    tpr[n] = tnr[n] = 1.0 - star
+    alpha[n + 1:2 * n + 1], beta[n + 1:2 * n + 1] = b[::-1], a[::-1]
+    tpr[n + 1:2 * n + 1], tnr[n + 1:2 * n + 1] = 1.0 - a[::-1], t[::-1]
+    alpha[-1], beta[-1], tpr[-1], tnr[-1] = 1.0, 0.0, 1.0, 0.0
+    if alpha[-2] >= 1.0:  # the mirror already reaches (1, 0)
+        alpha, beta, tpr, tnr = alpha[:-1], beta[:-1], tpr[:-1], tnr[:-1]
     return TradeoffCurve(
         alpha=alpha,
         beta=beta,

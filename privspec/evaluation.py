@@ -7,6 +7,7 @@ most the threshold, Tier II otherwise (then the table is the guarantee).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -45,6 +46,7 @@ def spec_sha256(spec: Spec) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+@functools.cache
 def _versions() -> dict[str, str]:
     versions = {"privspec": __version__}
     for package in ("dp-accounting", "numpy", "scipy"):
@@ -82,7 +84,7 @@ def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) 
     return rows
 
 
-def _pure_epsilon(pld: Any, curve: TradeoffCurve) -> float | None:
+def _pure_epsilon(curve: TradeoffCurve) -> float | None:
     """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞."""
     if curve.infinity_mass > 0:
         return None
@@ -100,8 +102,10 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     numbers = summarize(curve, accounting.floor)
     finite = math.isfinite(numbers.mu)
     mu = numbers.mu if finite else None
-    # The curve's δ(0) is at most the accountant's; report the larger (MATH.md §5).
-    advantage = max(numbers.advantage, float(pld.get_delta_for_epsilon(0.0)))
+    # The curve's δ(0) is at most the accountant's Σ_{y>0}(1 − e^{−y})p + p∞ per
+    # direction (the same tail sums); report the larger (MATH.md §5).
+    accountant_advantage = max(float(c.tpr[-1] - c.alpha[-1]) for c in curve.points)
+    advantage = max(numbers.advantage, accountant_advantage)
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
 
     warnings: list[Warning] = []
@@ -151,7 +155,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         ),
         tradeoff=_tradeoff_rows(curve, options.alphas, mu),
         epsilons=epsilons,
-        pure_epsilon=_pure_epsilon(pld, curve),
+        pure_epsilon=_pure_epsilon(curve),
         curve=[CurvePoint(alpha=float(a), beta=float(b))
                for a, b in zip(sample, curve.beta_at(sample), strict=True)],
         accounting=Accounting(

@@ -42,10 +42,19 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
 
     G_μ − τ is convex and the curve is linear between vertices, so checking the
     vertices suffices.  Each Φ⁻¹ is taken on the small side of its probability.
+    Only the vertices up to α* are needed: a mirrored vertex (β, α) asks
+    −Φ⁻¹(β) − Φ⁻¹(α + τ) ≤ μ, which its original's −Φ⁻¹(α) − Φ⁻¹(β + τ) ≤ μ implies
+    whenever α ≤ β and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); vertices
+    closer than 2τ to the chance line are checked both ways.
     Returns ``math.inf`` when a vertex with α = 0 keeps a TPR above τ: mass at +∞
     (or a loss so large that e^{−y} underflows) that no finite μ covers.
     """
-    alpha, beta, tpr, tnr = curve.alpha, curve.beta, curve.tpr, curve.tnr
+    half = int(np.searchsorted(curve.alpha, curve.alpha_star, side="right"))
+    alpha, beta, tpr, tnr = (x[:half] for x in (curve.alpha, curve.beta, curve.tpr, curve.tnr))
+    near = tpr - alpha < 2 * floor  # within 2τ of the chance line, e.g. near (0, 1)
+    if near.any():  # add the mirrored vertices (β, α), each value from its small side
+        alpha, beta, tpr, tnr = (np.concatenate((x, y[near])) for x, y in
+                                 ((alpha, beta), (beta, alpha), (tpr, tnr), (tnr, tpr)))
     reach = tpr - floor  # 1 − (β + τ)
     usable = (reach > 0) & (tnr > 0)
     if np.any(usable & (alpha <= 0)):
@@ -54,14 +63,14 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
     if not usable.any():
         return 0.0
     alpha, beta, tnr, reach = alpha[usable], beta[usable], tnr[usable], reach[usable]
-    z_alpha = np.empty_like(alpha)  # Φ⁻¹(1 − α)
-    small = alpha < 0.5
-    z_alpha[small] = -ndtri(alpha[small])
-    z_alpha[~small] = ndtri(tnr[~small])
-    z_beta = np.empty_like(alpha)  # Φ⁻¹(β + τ)
+    z_alpha = -ndtri(np.minimum(alpha, 0.5))  # Φ⁻¹(1 − α); α ≤ α* ≤ 1/2 here
+    big = alpha > 0.5
+    if big.any():
+        z_alpha[big] = ndtri(tnr[big])
     small = reach < 0.5
-    z_beta[small] = -ndtri(reach[small])
-    z_beta[~small] = ndtri(np.minimum(beta[~small] + floor, 1.0))
+    z_beta = -ndtri(np.where(small, reach, 0.5))  # Φ⁻¹(β + τ) = −Φ⁻¹(1 − β − τ)
+    if not small.all():
+        z_beta[~small] = ndtri(np.minimum(beta[~small] + floor, 1.0))
     return max(0.0, float(np.max(z_alpha - z_beta)))
 
 
