@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import common as pld_common
@@ -18,7 +19,8 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
 
-PLD = plds.PrivacyLossDistribution
+#: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
+PLD: TypeAlias = Any
 AddOrRemove = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
 ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 

@@ -65,11 +65,11 @@ class TradeoffCurve:
 
     def beta_at(self, alpha: FloatArray | float) -> FloatArray:
         """f(α) by linear interpolation between vertices (exact for this curve)."""
-        return np.interp(alpha, self.alpha, self.beta)
+        return np.asarray(np.interp(alpha, self.alpha, self.beta))
 
     def tpr_at(self, alpha: FloatArray | float) -> FloatArray:
         """1 − f(α), interpolated on the TPR column to keep tiny values exact."""
-        return np.interp(alpha, self.alpha, self.tpr)
+        return np.asarray(np.interp(alpha, self.alpha, self.tpr))
 
 
 def pmfs_from_pld(pld: pld_module.PrivacyLossDistribution) -> tuple[LossPMF, ...]:

@@ -70,18 +70,17 @@ def _as_spec(spec: Spec | str | os.PathLike[str] | dict[str, Any]) -> tuple[Spec
 def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) -> list[TradeoffRow]:
     """The Tier II table: the curve and G_μ at each α, plus α* (MATH.md §5)."""
     points = sorted({*alphas, curve.alpha_star})
-    rows = []
-    for alpha in points:
-        finite = mu is not None
-        rows.append(TradeoffRow(
+    return [
+        TradeoffRow(
             alpha=alpha,
             beta=float(curve.beta_at(alpha)),
             tpr=float(curve.tpr_at(alpha)),
-            beta_gdp=float(gaussian_tradeoff(alpha, mu)) if finite else None,
-            tpr_gdp=float(gaussian_tpr(alpha, mu)) if finite else None,
+            beta_gdp=None if mu is None else float(gaussian_tradeoff(alpha, mu)),
+            tpr_gdp=None if mu is None else float(gaussian_tpr(alpha, mu)),
             is_alpha_star=alpha == curve.alpha_star,
-        ))
-    return rows
+        )
+        for alpha in points
+    ]
 
 
 def _pure_epsilon(curve: TradeoffCurve) -> float | None:

@@ -22,12 +22,12 @@ from privspec.curve import FloatArray, TradeoffCurve
 
 def gaussian_tradeoff(alpha: FloatArray | float, mu: float) -> FloatArray:
     """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)."""
-    return ndtr(-ndtri(alpha) - mu)
+    return np.asarray(ndtr(-ndtri(alpha) - mu))
 
 
 def gaussian_tpr(alpha: FloatArray | float, mu: float) -> FloatArray:
     """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ), accurate when tiny."""
-    return ndtr(ndtri(alpha) + mu)
+    return np.asarray(ndtr(ndtri(alpha) + mu))
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
@@ -76,7 +76,7 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
 
 def _shift_residual(a: FloatArray, b: FloatArray, shift: FloatArray, mu: float) -> FloatArray:
     """b − κ − G_μ(a − κ): positive while the point still lies above G_μ after sliding κ."""
-    return b - shift - gaussian_tradeoff(np.clip(a - shift, 0.0, 1.0), mu)
+    return np.asarray(b - shift - gaussian_tradeoff(np.clip(a - shift, 0.0, 1.0), mu))
 
 
 def _exact_shifts(a: FloatArray, b: FloatArray, mu: float, low: FloatArray) -> FloatArray:
@@ -90,7 +90,7 @@ def _exact_shifts(a: FloatArray, b: FloatArray, mu: float, low: FloatArray) -> F
         hi = np.where(above, hi, mid)
         if np.all(hi - lo <= 1e-15 * np.maximum(1.0, hi)):
             break
-    return hi  # the upper end: never understates regret
+    return np.asarray(hi)  # the upper end: never understates regret
 
 
 def regret(curve: TradeoffCurve, mu: float) -> float:

@@ -44,7 +44,8 @@ class Accounting(_Frozen):
     method: str = Field(description="The accountant and its settings, in words.")
     discretization: float = Field(description="Value discretization interval h of the PLDs.")
     floor: float = Field(description="Numerical floor τ under which μ holds (MATH.md §2).")
-    tail_mass_truncation: float = Field(description="Tail mass dp-accounting may truncate per composition (moved to +∞, pessimistically).")
+    tail_mass_truncation: float = Field(
+        description="Tail mass dp-accounting may truncate per composition (moved to +∞, pessimistically).")
     breakpoints: int = Field(description="Breakpoints of the computed trade-off curve.")
     versions: dict[str, str] = Field(description="Versions of privspec and the numerical stack.")
 
@@ -52,9 +53,11 @@ class Accounting(_Frozen):
 class GDP(_Frozen):
     """Tier I: the tightest μ-GDP bound and how well it fits (seed 000, §4)."""
 
-    mu: float | None = Field(description="Tightest μ with f ≥ G_μ − τ; null when no finite μ exists.")
+    mu: float | None = Field(
+        description="Tightest μ with f ≥ G_μ − τ; null when no finite μ exists.")
     no_finite_mu_reason: str | None = Field(description="Why no finite μ exists, when it does not.")
-    regret: float | None = Field(description="Δ-divergence between the curve and G_μ (Kaissis et al. 2024); null without μ.")
+    regret: float | None = Field(
+        description="Δ-divergence between the curve and G_μ (Kaissis et al. 2024); null without μ.")
     regret_threshold: float = Field(description="Threshold for Tier I (regret at most this).")
     tier: Literal[1, 2] = Field(description="1: μ alone tells the story; 2: read the trade-off table.")
     advantage: float = Field(description="Best attack's advantage TPR − FPR, η = δ(0).")
@@ -67,7 +70,8 @@ class TradeoffRow(_Frozen):
 
     alpha: float = Field(description="Attack false-positive rate α.")
     beta: float = Field(description="Lowest false-negative rate f(α) on the mechanism's curve.")
-    tpr: float = Field(description="Highest true-positive rate 1 − f(α), computed without cancellation (accurate when tiny).")
+    tpr: float = Field(
+        description="Highest true-positive rate 1 − f(α), computed without cancellation (accurate when tiny).")
     beta_gdp: float | None = Field(description="G_μ(α) for the reported μ; null without μ.")
     tpr_gdp: float | None = Field(description="1 − G_μ(α), accurate when tiny; null without μ.")
     is_alpha_star: bool = Field(description="True for the best-advantage attack's α*.")

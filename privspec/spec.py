@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -396,8 +396,7 @@ class Repeat(_Strict):
     @model_validator(mode="after")
     def _check(self) -> Repeat:
         problems = _exactly_one(self, ("count", "epochs"), "how many runs")
-        problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size,
-                                    self.count is not None)
+        problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size)
         _raise_if(problems, "Repeat")
         return self
 
@@ -407,8 +406,8 @@ def steps_from_epochs(epochs: float, batch_size: int, dataset_size: int) -> int:
     return max(1, math.ceil(epochs * dataset_size / batch_size - 1e-9))
 
 
-def _epoch_problems(epochs: float | None, batch_size: int | None, dataset_size: int | None,
-                    counted: bool) -> list[InitErrorDetails]:
+def _epoch_problems(epochs: float | None, batch_size: int | None,
+                    dataset_size: int | None) -> list[InitErrorDetails]:
     problems: list[InitErrorDetails] = []
     if epochs is None:
         return problems
@@ -471,8 +470,7 @@ class DPSGD(_SamplingRate):
     def _check(self) -> DPSGD:
         problems = self._rate_problems()
         problems += _exactly_one(self, ("steps", "epochs"), "how long training runs")
-        problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size,
-                                    self.steps is not None)
+        problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size)
         _raise_if(problems, "DPSGD")
         return self
 
@@ -587,14 +585,17 @@ def _kind_of(value: Any) -> str | None:
     return None
 
 
-Mechanism = Annotated[
-    Union[tuple(Annotated[node, Tag(kind)] for kind, node in NODE_TYPES.items())],  # type: ignore[valid-type]  # noqa: UP007
-    Discriminator(
-        _kind_of,
-        custom_error_type="unknown_kind",
-        custom_error_message="a mechanism is a mapping with one key naming its kind",
-    ),
-]
+if TYPE_CHECKING:  # for the type checker every node is a _Node (kind + block)
+    Mechanism = _Node
+else:
+    Mechanism = Annotated[
+        Union[tuple(Annotated[node, Tag(kind)] for kind, node in NODE_TYPES.items())],  # noqa: UP007
+        Discriminator(
+            _kind_of,
+            custom_error_type="unknown_kind",
+            custom_error_message="a mechanism is a mapping with one key naming its kind",
+        ),
+    ]
 
 
 # ---------------------------------------------------------------------------
