@@ -199,6 +199,59 @@ def evaluate(
                    f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}")
 
 
+TABLE3_EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+TABLE3_DELTAS = (1e-5, 1e-6, 1e-9)
+
+
+@app.command()
+def convert(
+    epsilon: Annotated[list[float] | None, typer.Option(
+        "--epsilon", "-e", help="A legacy ε (repeatable).", show_default=False)] = None,
+    delta: Annotated[list[float] | None, typer.Option(
+        "--delta", "-d", help="A δ (repeatable).", show_default=False)] = None,
+    mu: Annotated[list[float] | None, typer.Option(
+        "--mu", help="A μ to convert to ε(δ) instead (repeatable).", show_default=False)] = None,
+    table: Annotated[bool, typer.Option(
+        "--table", help="Print seed 000's Table 3: μ for ε ∈ {0.1 … 10} × δ ∈ {1e-5, 1e-6, 1e-9}."
+    )] = False,
+) -> None:
+    """Convert between a legacy (ε, δ) claim and μ-GDP for the Gaussian mechanism.
+
+    With --epsilon and --delta: the μ of the Gaussian mechanism that is exactly
+    (ε, δ)-DP. With --mu and --delta: ε(δ) of μ-GDP. Numbers are rounded up to
+    three significant digits (a larger μ or ε is the safe side).
+    """
+    from privspec import formatting as fmt
+    from privspec.gdp import epsilon_from_mu_delta, mu_from_epsilon_delta
+
+    deltas = list(delta or (TABLE3_DELTAS if table else ()))
+    epsilons = list(epsilon or (TABLE3_EPSILONS if table else ()))
+    problems = [f"δ must be in (0, 1), got {d:g}" for d in deltas if not 0 < d < 1]
+    problems += [f"ε must be ≥ 0, got {e:g}" for e in epsilons if not e >= 0]
+    problems += [f"μ must be ≥ 0, got {m:g}" for m in (mu or []) if not m >= 0]
+    if not deltas or not (epsilons or mu):
+        problems.append("give --delta with --epsilon or --mu (or --table)")
+    if problems:
+        for problem in problems:
+            typer.echo(f"privspec convert: error: {problem}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN)
+    header = "| ε | " + " | ".join(f"μ at δ = {fmt.fmt_delta(d)}" for d in deltas) + " |"
+    if epsilons and (table or len(epsilons) * len(deltas) > 1):
+        typer.echo(header)
+        typer.echo("|---" * (len(deltas) + 1) + "|")
+        for e in epsilons:
+            cells = " | ".join(fmt.fmt_mu(mu_from_epsilon_delta(e, d)) for d in deltas)
+            typer.echo(f"| {fmt.fmt_given(e)} | {cells} |")
+    elif epsilons:
+        value = mu_from_epsilon_delta(epsilons[0], deltas[0])
+        typer.echo(f"A Gaussian mechanism that is (ε = {fmt.fmt_given(epsilons[0])}, "
+                   f"δ = {fmt.fmt_delta(deltas[0])})-DP is μ-GDP with μ = {fmt.fmt_mu(value)}.")
+    for m in mu or []:
+        pairs = ", ".join(f"ε = {fmt.fmt_epsilon(epsilon_from_mu_delta(m, d))} at "
+                          f"δ = {fmt.fmt_delta(d)}" for d in deltas)
+        typer.echo(f"μ = {fmt.fmt_given(m)}-GDP: {pairs}.")
+
+
 # --- commands: render (reports) ---------------------------------------------
 
 
@@ -300,9 +353,10 @@ def render(
     import difflib
     import os
 
-    from privspec.diagnostics import SpecError, format_diagnostics
+    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
     from privspec.loader import load_spec
     from privspec.render import RenderError, render_documents, spec_stem
+    from privspec.spec import Spec
 
     def fail(message: str) -> typer.Exit:
         typer.echo(f"privspec render: error: {message}", err=True)
@@ -319,8 +373,8 @@ def render(
     except RenderError as error:
         raise fail(str(error)) from None
 
-    loaded = []
-    problems = []
+    loaded: list[tuple[str, Spec]] = []
+    problems: list[Diagnostic] = []
     for path in specs:
         try:
             loaded.append((path, load_spec(path)))

@@ -153,3 +153,40 @@ def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
         advantage=max(0.0, advantage),
         alpha_star=curve.alpha_star,
     )
+
+
+def mu_from_epsilon_delta(epsilon: float, delta: float) -> float:
+    """The μ of the Gaussian mechanism that is exactly (ε, δ)-DP (seed 000, Table 3).
+
+    Solves δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) for μ (δ grows with μ); the
+    bracket is returned from its upper end, so the answer never understates μ.
+    """
+    from scipy.optimize import brentq
+
+    if not (epsilon >= 0 and 0 < delta < 1):
+        raise ValueError("need ε ≥ 0 and 0 < δ < 1")
+    high = 1.0
+    while gaussian_delta(epsilon, high) < delta:
+        high *= 2
+        if high > 1e6:
+            raise ValueError("no Gaussian mechanism is that weak")
+    root = brentq(lambda mu: gaussian_delta(epsilon, mu) - delta, 1e-12, high,
+                  xtol=1e-14, rtol=1e-14)
+    return float(root) + 4e-14
+
+
+def epsilon_from_mu_delta(mu: float, delta: float) -> float:
+    """ε(δ) of μ-GDP: the smallest ε ≥ 0 with δ_{G_μ}(ε) ≤ δ (Dong, Roth & Su, Cor. 2.13)."""
+    from scipy.optimize import brentq
+
+    if not (mu >= 0 and 0 < delta < 1):
+        raise ValueError("need μ ≥ 0 and 0 < δ < 1")
+    if gaussian_delta(0.0, mu) <= delta:
+        return 0.0
+    high = 1.0
+    while gaussian_delta(high, mu) > delta:
+        high *= 2
+        if high > 1e6:  # pragma: no cover - δ below double precision
+            return math.inf
+    root = brentq(lambda eps: gaussian_delta(eps, mu) - delta, 0.0, high, xtol=1e-14, rtol=1e-14)
+    return float(root) + 4e-14
