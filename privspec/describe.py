@@ -81,13 +81,17 @@ def describe(node: s._Node, relation: str) -> str:
     raise TypeError(f"no description for {type(b).__name__}")  # pragma: no cover
 
 
-def summarize_mechanism(spec: s.Spec) -> MechanismSummary:
-    """The report's restatement of the mechanism: a summary and the top-level stages."""
+def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = None
+                        ) -> MechanismSummary:
+    """The report's restatement of the mechanism: a summary and the top-level stages,
+    with each stage's own μ when the evaluator computed it."""
     root = spec.mechanism
     block = root.block
     if isinstance(block, s.Compose):
+        mus = stage_mus if stage_mus is not None else [None] * len(block.compose)
         stages = [StageSummary(name=st.name, description=describe(st.mechanism, spec.neighbouring),
-                               repeat=st.repeat) for st in block.compose]
+                               repeat=st.repeat, mu=mu)
+                  for st, mu in zip(block.compose, mus, strict=True)]
     else:
         stages = [StageSummary(name=None, description=describe(root, spec.neighbouring), repeat=1)]
     relation = ("adding or removing" if spec.neighbouring == "add-or-remove" else "replacing")

@@ -18,15 +18,16 @@ from typing import Any
 import numpy as np
 
 from privspec import __version__
-from privspec.accounting import TAIL_MASS_TRUNCATION, pld_from_spec
+from privspec.accounting import TAIL_MASS_TRUNCATION, Accounted, StageAccount, account
 from privspec.curve import TradeoffCurve, curve_from_pld, epsilon_for_delta
 from privspec.describe import summarize_mechanism
-from privspec.gdp import gaussian_tpr, gaussian_tradeoff, summarize
+from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
 from privspec.report import (
     GDP,
     Accounting,
     CurvePoint,
     EpsilonAtDelta,
+    PublishedComparison,
     Report,
     TradeoffRow,
     Warning,
@@ -91,13 +92,34 @@ def _pure_epsilon(curve: TradeoffCurve) -> float | None:
     return max(largest) if largest else 0.0
 
 
+def _stage_mu(stage: StageAccount, spec: Spec) -> float | None:
+    """μ of one top-level stage on its own (None when it has no finite μ)."""
+    from privspec.accounting import _Lowered, _Lowering
+
+    if stage.pld is None:
+        return math.sqrt(stage.gaussian_mu_squared)
+    pld = stage.pld
+    if stage.gaussian_mu_squared > 0:  # a stage mixing Gaussians with other parts
+        lowering = _Lowering(spec.neighbouring, spec.accounting.discretization)
+        pld = lowering.finish(_Lowered(stage.gaussian_mu_squared, [pld]))
+    mu = mu_from_curve(curve_from_pld(pld), spec.accounting.floor)
+    return mu if math.isfinite(mu) else None
+
+
+def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
+    """Each top-level stage's own μ, for "what each stage adds"; None for a single stage."""
+    if len(accounted.stages) < 2:
+        return None
+    return [_stage_mu(stage, spec) for stage in accounted.stages]
+
+
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
              *, spec_path: str | None = None) -> Report:
     """Evaluate a spec (model, dict or YAML path) into a frozen Report."""
     model, path = _as_spec(spec)
     options, accounting = model.report, model.accounting
-    pld = pld_from_spec(model)
-    curve = curve_from_pld(pld)
+    accounted = account(model)
+    curve = curve_from_pld(accounted.pld)
     numbers = summarize(curve, accounting.floor)
     finite = math.isfinite(numbers.mu)
     mu = numbers.mu if finite else None
@@ -134,6 +156,15 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         eps = epsilon_for_delta(curve.points, delta)
         epsilons.append(EpsilonAtDelta(delta=delta, epsilon=eps if math.isfinite(eps) else None))
 
+    published = None
+    if model.published is not None:
+        claim = model.published
+        ours = (_pure_epsilon(curve) if claim.delta == 0
+                else epsilon_for_delta(curve.points, claim.delta))
+        published = PublishedComparison(
+            epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
+            epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
+
     sample = np.asarray(CURVE_SAMPLE_ALPHAS)
     versions = _versions()
     return Report(
@@ -141,7 +172,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         description=model.description,
         unit=model.unit,
         neighbouring=model.neighbouring,
-        mechanism=summarize_mechanism(model),
+        mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
         gdp=GDP(
             mu=mu,
             no_finite_mu_reason=reason,
@@ -155,6 +186,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         tradeoff=_tradeoff_rows(curve, options.alphas, mu),
         epsilons=epsilons,
         pure_epsilon=_pure_epsilon(curve),
+        published=published,
         curve=[CurvePoint(alpha=float(a), beta=float(b))
                for a, b in zip(sample, curve.beta_at(sample), strict=True)],
         accounting=Accounting(

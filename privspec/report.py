@@ -26,6 +26,9 @@ class StageSummary(_Frozen):
     name: str | None = Field(description="The stage's name in the spec, if it has one.")
     description: str = Field(description="The stage's mechanism in plain words.")
     repeat: int = Field(description="How many times the stage runs.")
+    mu: float | None = Field(
+        None, description="μ of this stage on its own (with its repeats), when computed: "
+        "what the stage adds; null for a single-stage mechanism or no finite μ.")
 
 
 class MechanismSummary(_Frozen):
@@ -84,6 +87,16 @@ class EpsilonAtDelta(_Frozen):
     epsilon: float | None = Field(description="ε(δ); null when unbounded (δ below the mass at +∞).")
 
 
+class PublishedComparison(_Frozen):
+    """An earlier published (ε, δ) claim next to privspec's ε at the same δ."""
+
+    epsilon: float = Field(description="The published ε.")
+    delta: float = Field(description="The published δ (0 for pure DP).")
+    source: str = Field(description="Where the claim was published.")
+    epsilon_privspec: float | None = Field(
+        description="privspec's ε at the published δ; null when unbounded (δ below the mass at +∞).")
+
+
 class CurvePoint(_Frozen):
     """A point of the trade-off curve, for figures."""
 
@@ -111,6 +124,8 @@ class Report(_Frozen):
     tradeoff: list[TradeoffRow] = Field(description="Tier II table, α ascending; α* included.")
     epsilons: list[EpsilonAtDelta] = Field(description="ε at the report's δ's.")
     pure_epsilon: float | None = Field(description="ε of a pure-DP guarantee (δ = 0) when one holds.")
+    published: PublishedComparison | None = Field(
+        None, description="The spec's earlier published claim with privspec's ε at its δ.")
     curve: list[CurvePoint] = Field(description="Exact curve values at log-spaced α, for plots.")
     accounting: Accounting
     warnings: list[Warning]

@@ -649,6 +649,21 @@ class AccountingOptions(_Strict):
     )
 
 
+class PublishedClaim(_Strict):
+    """A guarantee published earlier for this mechanism, shown beside privspec's numbers."""
+
+    epsilon: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
+        description="The published ε."
+    )
+    delta: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = Field(
+        description="The published δ (0 for a pure-DP claim)."
+    )
+    source: Annotated[str, Field(min_length=1, max_length=300)] = Field(
+        description="Where it was published and how it was computed, e.g. "
+        "'De et al. 2022, Table 14 (RDP accountant)'."
+    )
+
+
 class Spec(_Strict):
     """A privspec file: one mechanism, what it protects, and how to report it."""
 
@@ -671,6 +686,9 @@ class Spec(_Strict):
                                   description="What the report shows.")
     accounting: AccountingOptions = Field(default_factory=AccountingOptions,
                                           description="Numerical accounting settings.")
+    published: PublishedClaim | None = Field(
+        None, description="A guarantee published earlier, for a before/after comparison."
+    )
 
     @model_validator(mode="after")
     def _check_relation(self) -> Spec:
