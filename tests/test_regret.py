@@ -122,7 +122,8 @@ def test_regret_of_gaussian_curve_under_its_own_mu_is_zero() -> None:
     curve = CURVES["gaussian-coarse"]()
     mu = mu_from_curve(curve, 1e-12)
     assert 0 <= regret(curve, mu) <= 1e-3
-    assert regret(curve, mu / 2) == 0.0  # G_{μ/2} lies above the curve: nothing to slide
+    # G_{μ/2} lies above the curve: nothing to slide (up to rounding of β ≈ 1 near α = 0).
+    assert regret(curve, mu / 2) <= 1e-15
     # G_{2μ} lies far below: the curve must slide a long way.
     assert regret(curve, 2 * mu) == pytest.approx(brute_regret(curve, 2 * mu), abs=1e-6)
     assert regret(curve, 2 * mu) > 0.1
