@@ -664,6 +664,46 @@ class PublishedClaim(_Strict):
     )
 
 
+class Budget(_Strict):
+    """Limits the mechanism must stay within, enforced by ``privspec check``.
+
+    A policy, not part of the mechanism: it travels with the spec so that CI and
+    pre-commit can gate changes, but it never changes a report's numbers (it is
+    left out of ``model_dump`` and of the spec's SHA-256; read ``spec.budget``).
+    Limits given on the command line apply in addition to these.
+    """
+
+    max_mu: PositiveFloat | None = Field(
+        None, description="Largest acceptable μ of the tightest μ-GDP guarantee; a mechanism "
+        "without a finite μ exceeds every max_mu.")
+    max_epsilon: PositiveFloat | None = Field(
+        None, description="Largest acceptable ε at the budget's 'delta' (needs 'delta').")
+    delta: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = Field(
+        None, description="The δ at which 'max_epsilon' is checked, e.g. 1e-5.")
+    max_advantage: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] | None = Field(
+        None, description="Largest acceptable advantage TPR − FPR of the best membership "
+        "attack (a probability, e.g. 0.1 for 10 percentage points).")
+    require_tier1: bool = Field(
+        False, description="Require Tier I: μ alone tells the story (regret at most the "
+        "report's regret_threshold).")
+
+    @model_validator(mode="after")
+    def _check(self) -> Budget:
+        problems = []
+        if self.max_epsilon is not None and self.delta is None:
+            problems.append(_conflict("max_epsilon", "'max_epsilon' needs 'delta': ε is "
+                                      "only meaningful at a given δ", self.max_epsilon))
+        if self.delta is not None and self.max_epsilon is None:
+            problems.append(_conflict("delta", "'delta' goes with 'max_epsilon'", self.delta))
+        if (self.max_mu is None and self.max_epsilon is None and self.max_advantage is None
+                and not self.require_tier1):
+            problems.append(_conflict("max_mu", "a budget needs at least one limit: "
+                                      "'max_mu', 'max_epsilon' with 'delta', 'max_advantage' "
+                                      "or 'require_tier1: true'"))
+        _raise_if(problems, "Budget")
+        return self
+
+
 class Spec(_Strict):
     """A privspec file: one mechanism, what it protects, and how to report it."""
 
@@ -688,6 +728,11 @@ class Spec(_Strict):
                                           description="Numerical accounting settings.")
     published: PublishedClaim | None = Field(
         None, description="A guarantee published earlier, for a before/after comparison."
+    )
+    budget: Budget | None = Field(
+        None, exclude=True,
+        description="Privacy budget that 'privspec check' enforces (a policy: it does not "
+        "change the report).",
     )
 
     @model_validator(mode="after")
