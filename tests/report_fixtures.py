@@ -18,6 +18,7 @@ from privspec.report import (
     CurvePoint,
     EpsilonAtDelta,
     MechanismSummary,
+    PublishedComparison,
     Report,
     StageSummary,
     TradeoffRow,
@@ -85,6 +86,8 @@ def dpsgd_tier1() -> Report:
                   EpsilonAtDelta(delta=1e-6, epsilon=8.2134),
                   EpsilonAtDelta(delta=1e-9, epsilon=10.2917)],
         pure_epsilon=None,
+        published=PublishedComparison(epsilon=8.0, delta=1e-5, epsilon_privspec=7.4271,
+                                      source="De et al. 2022, Table 14 (RDP accountant)"),
         curve=_curve(rows),
         accounting=_accounting(48213),
         warnings=[],
@@ -198,9 +201,9 @@ def special_characters() -> Report:
     base = dpsgd_tier1()
     stages = [
         StageSummary(name="search_{lr} & wd #1", description="8 Gaussian releases at noise "
-                     "multiplier 12", repeat=8),
+                     "multiplier 12", repeat=8, mu=0.2357),
         StageSummary(name="training ~50% ^data^ \\o/", description="DP-SGD, 20,000 steps at "
-                     "noise multiplier 1.1, Poisson sampling rate 0.004", repeat=1),
+                     "noise multiplier 1.1, Poisson sampling rate 0.004", repeat=1, mu=1.021),
         StageSummary(name="stats | $counts$ <b>*bold*</b>", description="Laplace count "
                      "queries, scale 2, sensitivity 1", repeat=3),
     ]
@@ -217,6 +220,8 @@ def special_characters() -> Report:
         "warnings": [Warning(code="report/special_chars",
                              message=f"a caveat with special characters: {NASTY}")],
         "spec_path": "examples/special & chars_100%.privspec.yaml",
+        "published": PublishedComparison(epsilon=8.0, delta=1e-5, epsilon_privspec=None,
+                                         source=f"a source with {NASTY}"),
     })
 
 

@@ -162,7 +162,7 @@ def test_markdown_tables_have_their_columns(name: str, report: Report, variant: 
 
     tables = _tables(tokens)
     tradeoff = [t for t in tables if t[0][0] == "attack FPR α"]
-    stages = [t for t in tables if t[0] == STAGES]
+    stages = [t for t in tables if t[0][:3] == STAGES]
     assert len(tradeoff) + len(stages) == len(tables)
     wants_table = variant == "report" or report.gdp.tier == 2
     assert len(tradeoff) == (1 if wants_table else 0)
@@ -175,8 +175,11 @@ def test_markdown_tables_have_their_columns(name: str, report: Report, variant: 
         assert all(len(row) == len(columns) and all(row) for row in body)
         assert sum("α*" in row[0] for row in body) == 1
     if stages:
+        with_mu = any(stage.mu is not None for stage in report.mechanism.stages)
+        assert stages[0][0] == STAGES + (["μ of the stage alone"] if with_mu else [])
         assert [row[0] for row in stages[0][1:]] == [
             s.name or "(unnamed)" for s in report.mechanism.stages]
+        assert all(len(row) == len(stages[0][0]) and all(row) for row in stages[0])
 
 
 @pytest.mark.parametrize("variant", VARIANTS["markdown"])

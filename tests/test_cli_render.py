@@ -1,0 +1,197 @@
+"""``privspec render``: stdout vs files, several specs and formats, atomic writes,
+``--check`` with a diff, and exit codes 0 / 1 / 2 without tracebacks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from privspec.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+# Specs of this test's own, in a temporary working directory (the examples may change).
+LAPLACE = "laplace-counts.privspec.yaml"
+SURVEY = "randomized-response-survey.privspec.yaml"
+BAD = str(ROOT / "tests" / "invalid" / "negative-or-zero-scale.privspec.yaml")
+ALL_TARGETS = "markdown,markdown:model-card,latex,latex:standalone"
+SPECS = {
+    LAPLACE: """privspec: 1
+title: Ten counting queries with Laplace noise at ε = 0.1 each
+unit: one record
+neighbouring: add-or-remove
+mechanism:
+  repeat:
+    count: 10
+    mechanism: {laplace: {scale: 10, sensitivity: 1}}
+""",
+    SURVEY: """privspec: 1
+title: Yes/no survey by randomized response
+unit: one respondent's answer
+neighbouring: replace-one
+mechanism:
+  randomized_response: {flip_probability: 0.25}
+report:
+  formats: [markdown, json]
+""",
+}
+
+
+@pytest.fixture(autouse=True)
+def _in_a_work_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    for name, text in SPECS.items():
+        (work / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(work)
+
+
+def test_markdown_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", LAPLACE]) == 0  # the spec's default format: markdown
+    captured = capsys.readouterr()
+    assert captured.out.startswith("## Privacy report: Ten counting queries")
+    assert f"`privspec render {LAPLACE} --format markdown`" in captured.out
+    assert captured.err == ""
+
+
+def test_several_specs_and_formats_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", LAPLACE, SURVEY, "-f", "markdown", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("## Privacy report:") == 2
+    assert out.count('"report_schema": 1') == 2
+
+
+def test_output_file_writes_fragment_and_macros(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "paper" / "privacy.tex"
+    assert main(["render", LAPLACE, "-f", "latex", "-o", str(target)]) == 0
+    assert target.read_text(encoding="utf-8").startswith("% privspec report fragment")
+    macros = tmp_path / "paper" / "privacy-macros.tex"
+    assert r"\newcommand{\privspecLaplaceCountsMu}" in macros.read_text(encoding="utf-8")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"wrote {target}" in captured.err
+    assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_output_dir_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "rendered")
+    args = ["render", LAPLACE, SURVEY, "-f", ALL_TARGETS, "--output-dir", out]
+    assert main(args) == 0
+    names = sorted(p.name for p in Path(out).iterdir())
+    assert len(names) == 10
+    assert "laplace-counts-model-card.md" in names
+    assert "randomized-response-survey-standalone.tex" in names
+    capsys.readouterr()
+
+    assert main([*args, "--check"]) == 0
+    assert "10 file(s) up to date" in capsys.readouterr().err
+
+    stale = Path(out) / "laplace-counts.md"
+    stale.write_text(stale.read_text(encoding="utf-8").replace("0.317", "0.3"),
+                     encoding="utf-8")
+    (Path(out) / "randomized-response-survey.tex").unlink()
+    before = stale.read_text(encoding="utf-8")
+    assert main([*args, "--check"]) == 1
+    captured = capsys.readouterr()
+    assert "--- " in captured.out and "+++ " in captured.out
+    assert "-**This release is 0.3-GDP.**" in captured.out
+    assert "+**This release is 0.317-GDP.**" in captured.out
+    assert f"{stale}: stale" in captured.err
+    assert "randomized-response-survey.tex: missing" in captured.err
+    assert stale.read_text(encoding="utf-8") == before  # --check writes nothing
+
+
+def test_the_committed_examples_are_up_to_date(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/rendered is what `privspec render ... --output-dir examples/rendered` gives.
+
+    The files record the numerical stack's versions; when the installed ones differ,
+    tests/test_render.py still compares everything else and this test skips.
+    """
+    from privspec.evaluation import _versions
+
+    monkeypatch.chdir(ROOT)
+    committed = (ROOT / "examples" / "rendered" / "laplace-counts.md").read_text(
+        encoding="utf-8")
+    installed = ", ".join(f"{name} {version}" for name, version in sorted(_versions().items()))
+    if f"- Versions: {installed}\n" not in committed:
+        pytest.skip(f"installed versions ({installed}) differ from the committed render")
+    examples = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob(
+        "*.privspec.yaml"))
+    code = main(["render", *examples, "-f", ALL_TARGETS, "--output-dir", "examples/rendered",
+                 "--check"])
+    assert code == 0, capsys.readouterr().out
+
+
+def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["render", LAPLACE, BAD, "--output-dir", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"{BAD}:" in captured.err and "Traceback" not in captured.err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-f", "html"], "unknown format 'html'"),
+    (["-f", "markdown", "-f", "latex", "-o", "x.md"], "--output takes one spec and one format"),
+    (["--check"], "--check compares with files"),
+    (["-o", "a.md", "--output-dir", "d"], "either --output or --output-dir"),
+    (["-f", "markdown:poster"], "unknown markdown variant 'poster'"),
+    (["--macro-prefix", "my_prefix"], "letters only"),
+    (["--template-dir", "no/such/dir"], "does not exist"),
+])
+def test_usage_problems_exit_2(args: list[str], message: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", LAPLACE, *args]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_unwritable_output_exits_2_and_keeps_good_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    good = out / "laplace-counts.tex"
+    good.write_text("% a good file from an earlier run\n", encoding="utf-8")
+    (out / "laplace-counts-macros.tex").mkdir()  # cannot be replaced by a file
+    assert main(["render", LAPLACE, "-f", "latex", "--output-dir", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "cannot write" in captured.err and "Traceback" not in captured.err
+    assert good.read_text(encoding="utf-8") == "% a good file from an earlier run\n"
+    assert sorted(p.name for p in out.iterdir()) == ["laplace-counts-macros.tex",
+                                                     "laplace-counts.tex"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into read-only directories")
+def test_read_only_directory_exits_2(tmp_path: Path) -> None:
+    out = tmp_path / "ro"
+    out.mkdir()
+    out.chmod(0o500)
+    try:
+        assert main(["render", LAPLACE, "--output-dir", str(out)]) == 2
+    finally:
+        out.chmod(0o700)
+
+
+def test_user_template_dir_from_the_command_line(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "markdown").mkdir()
+    (tmp_path / "markdown" / "tweet.md.j2").write_text(
+        "{{ report.title | esc }}: {{ report.gdp.mu | mu }}-GDP\n", encoding="utf-8")
+    assert main(["render", LAPLACE, "-f", "markdown:tweet", "--template-dir",
+                 str(tmp_path)]) == 0
+    assert capsys.readouterr().out == (
+        "Ten counting queries with Laplace noise at ε = 0.1 each: 0.317-GDP\n")
+
+
+def test_same_stem_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "laplace-counts.privspec.yaml"
+    shutil.copy(LAPLACE, copy)
+    assert main(["render", LAPLACE, str(copy), "--output-dir", str(tmp_path / "o")]) == 2
+    assert "two documents would be written" in capsys.readouterr().err

@@ -1,0 +1,111 @@
+"""The LaTeX output compiles with pdflatex: a standalone document for every fixture and
+example (one title full of special characters), and one paper that inputs several
+reports' macros and fragments side by side (their macros must not collide).
+
+Without pdflatex these tests skip, unless ``PRIVSPEC_REQUIRE_TEX`` is set (CI sets
+it to 1): then a missing pdflatex is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from report_fixtures import FIXTURES
+from test_render import EXAMPLES, example_report
+
+from privspec.render import macro_prefix_for, render_documents
+from privspec.report import Report
+
+
+@pytest.fixture(scope="module")
+def pdflatex() -> str:
+    found = shutil.which("pdflatex")
+    if found:
+        return found
+    if os.environ.get("PRIVSPEC_REQUIRE_TEX"):
+        pytest.fail("PRIVSPEC_REQUIRE_TEX is set but pdflatex is not on PATH")
+    pytest.skip("pdflatex not installed (set PRIVSPEC_REQUIRE_TEX=1 to make this a failure)")
+
+
+def _compile(pdflatex: str, directory: Path, name: str) -> str:
+    """Run pdflatex twice (for references); return the log; fail with its errors."""
+    for _ in range(2):
+        result = subprocess.run(
+            [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+             f"{name}.tex"],
+            cwd=directory, capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "TEXMFOUTPUT": str(directory)})
+        log = (directory / f"{name}.log").read_text(encoding="latin-1")
+        if result.returncode != 0:
+            errors = [line for line in log.splitlines() if line.startswith("!")]
+            pytest.fail(f"pdflatex failed on {name}.tex: {errors}\n{result.stdout[-3000:]}")
+    assert (directory / f"{name}.pdf").stat().st_size > 0
+    assert "Missing character" not in log, "a character was dropped from the PDF"
+    assert "There were undefined references" not in log
+    return log
+
+
+def _reports() -> dict[str, Report]:
+    return {name: make() for name, make in FIXTURES.items()}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_fixture_standalone_compiles(pdflatex: str, tmp_path: Path, name: str) -> None:
+    (document,) = render_documents(_reports()[name], "latex", variant="standalone")
+    (tmp_path / "report.tex").write_text(document.text, encoding="utf-8")
+    _compile(pdflatex, tmp_path, "report")
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda path: path.name)
+def test_example_standalone_compiles(pdflatex: str, tmp_path: Path, spec: Path) -> None:
+    report = example_report(spec.name.removesuffix(".privspec.yaml"))
+    (document,) = render_documents(report, "latex", variant="standalone")
+    (tmp_path / "report.tex").write_text(document.text, encoding="utf-8")
+    _compile(pdflatex, tmp_path, "report")
+
+
+def test_several_fragments_in_one_paper(pdflatex: str, tmp_path: Path) -> None:
+    """A paper with its own \\mu-like macros inputs every report: no collision."""
+    reports = [(name, report, macro_prefix_for(report)) for name, report in _reports().items()]
+    for spec in EXAMPLES:  # the fixtures borrow the examples' file names: rename them
+        report = example_report(spec.name.removesuffix(".privspec.yaml"))
+        reports.append((f"example-{spec.stem}", report, macro_prefix_for(report) + "Real"))
+    preamble, body = [], []
+    for name, report, prefix in reports:
+        macros, fragment = render_documents(report, "latex", macro_prefix=prefix)
+        (tmp_path / f"{name}-macros.tex").write_text(macros.text, encoding="utf-8")
+        (tmp_path / f"{name}.tex").write_text(fragment.text, encoding="utf-8")
+        preamble.append(f"\\input{{{name}-macros.tex}}")
+        body.append(f"\\section{{{name}}}\n\\input{{{name}.tex}}\n"
+                    f"Quoted: $\\mu = \\{prefix}Mu$, "
+                    f"$\\varepsilon = \\{prefix}Epsilon{{1e-5}}$.\n")
+    paper = "\n".join([
+        r"\documentclass{article}",
+        r"\usepackage{booktabs}",
+        r"\newcommand{\Mu}{\mu}\newcommand{\Regret}{R}\newcommand{\Epsilon}{E}",
+        *preamble,
+        r"\begin{document}",
+        *body,
+        r"\end{document}",
+        "",
+    ])
+    (tmp_path / "paper.tex").write_text(paper, encoding="utf-8")
+    _compile(pdflatex, tmp_path, "paper")
+
+
+def test_inputting_the_same_macros_twice_is_an_error(pdflatex: str, tmp_path: Path) -> None:
+    """\\newcommand refuses to redefine: a clash is loud, never a silent wrong number."""
+    macros, _ = render_documents(_reports()["dpsgd-tier1"], "latex")
+    (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
+    (tmp_path / "clash.tex").write_text(
+        "\\documentclass{article}\\input{m.tex}\\input{m.tex}\\begin{document}x\\end{document}\n",
+        encoding="utf-8")
+    result = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error",
+                             "clash.tex"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode != 0
+    assert "already defined" in result.stdout
