@@ -16,6 +16,10 @@ are written in scientific notation: ``7.3 × 10⁻⁴`` and ``10⁻¹⁰`` in Un
 ``\\ensuremath{7.3 \\times 10^{-4}}`` in LaTeX.  Infinity prints as ``∞`` /
 ``\\ensuremath{\\infty}``.
 
+A probability within 10⁻³ of 1 is written ``1 − x`` (``1 − 8.15 × 10⁻⁷``)
+with ``x`` rounded in the direction that keeps the whole conservative, so that
+it never collapses to a flat ``1.00``.
+
 Floats are read as the shortest decimal that round-trips (``repr``), so a
 spec's ``0.1`` prints as ``0.1``, not ``0.101``; the guarantee is that the
 printed number, read back as a float, is never on the flattering side of the

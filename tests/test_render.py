@@ -330,3 +330,16 @@ def test_missing_values_are_errors_not_blanks(tmp_path: Path) -> None:
         render(FIXTURES["dpsgd-tier1"](), "markdown", template_dir=tmp_path)
     with pytest.raises(RenderError, match="does not exist"):
         render(FIXTURES["dpsgd-tier1"](), "markdown", template_dir=tmp_path / "absent")
+
+
+def test_templates_ship_in_the_wheel() -> None:
+    """pyproject's package-data covers every template, so `pip install .` finds them."""
+    import fnmatch
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["privspec"]
+    for template in TEMPLATES.rglob("*"):
+        if template.is_file():
+            relative = template.relative_to(ROOT / "privspec").as_posix()
+            assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
