@@ -463,5 +463,212 @@ def render(
         typer.echo(f"wrote {destination}", err=True)
 
 
+
+# --- commands: diff, check (pull requests and budgets) -----------------------
+
+
+class DiffFormat(StrEnum):
+    """How ``diff`` prints a comparison."""
+
+    markdown = "markdown"
+    github = "github"
+    json = "json"
+
+
+def _spec_from_text_or_exit(text: str, label: str) -> object:
+    from privspec.diagnostics import SpecError, format_diagnostics
+    from privspec.loader import load_spec_text
+
+    try:
+        return load_spec_text(text, label)
+    except SpecError as error:
+        typer.echo(format_diagnostics(error.diagnostics, "gcc"), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+
+
+@app.command()
+def diff(
+    specs: Annotated[list[str], typer.Argument(
+        metavar="BASE HEAD | SPEC...", help="Two spec files to compare (old, new); with "
+        "--rev, the specs to compare with their committed versions.", show_default=False)],
+    rev: Annotated[str | None, typer.Option(
+        "--rev", metavar="REV", help="Compare each SPEC with its version at git revision REV "
+        "(e.g. origin/main), read with 'git show REV:path'.", show_default=False)] = None,
+    head_rev: Annotated[str | None, typer.Option(
+        "--head-rev", metavar="REV", help="With --rev: take the new version from revision "
+        "REV instead of the working tree.", show_default=False)] = None,
+    output_format: Annotated[DiffFormat, typer.Option(
+        "--format", "-f", help="markdown: a pull-request comment or job summary; github: "
+        "workflow annotations (a warning when privacy got weaker); json: the comparison "
+        "with unrounded values.", case_sensitive=False)] = DiffFormat.markdown,
+    fail_on_weaker: Annotated[bool, typer.Option(
+        "--fail-on-weaker", help="Exit 1 when privacy got weaker in any comparison, or the "
+        "numbers are not comparable.")] = False,
+) -> None:
+    """Compare two versions of a spec: μ, regret, verdict, advantage, ε(δ), the Tier II
+    table, and the spec fields that changed.
+
+    μ going up means privacy got weaker. Numbers are rounded conservatively and
+    changes towards less privacy. A changed unit or neighbouring relation is
+    flagged: the numbers then protect different things. Exit 0 when done (1 with
+    --fail-on-weaker and a weaker result), 2 when it cannot run.
+    """
+    from privspec.diffing import (
+        DiffError,
+        SpecDiff,
+        aligned,
+        diff_reports,
+        github_annotations,
+        json_from_diffs,
+        markdown_from_diff,
+        read_at_revision,
+    )
+    from privspec.spec import Spec
+
+    def fail(message: str) -> typer.Exit:
+        typer.echo(f"privspec diff: error: {message}", err=True)
+        return typer.Exit(EXIT_CANNOT_RUN)
+
+    pairs: list[tuple[str, str, str, str, str]] = []  # (file, old text, old label, new, new)
+    try:
+        if rev is None:
+            if head_rev is not None:
+                raise fail("--head-rev goes with --rev")
+            if len(specs) != 2:
+                raise fail(f"give two specs (BASE HEAD), or --rev REV with specs; got "
+                           f"{len(specs)} spec{'s' if len(specs) != 1 else ''}")
+            pairs.append((specs[1], "", specs[0], "", specs[1]))
+        else:
+            for path in specs:
+                old_text, old_label = read_at_revision(path, rev)
+                if head_rev is not None:
+                    new_text, new_label = read_at_revision(path, head_rev)
+                else:
+                    new_text, new_label = "", path
+                pairs.append((path, old_text, old_label, new_text, new_label))
+    except DiffError as error:
+        raise fail(str(error)) from None
+
+    from privspec.evaluation import evaluate as evaluate_spec
+
+    results: list[tuple[str, SpecDiff]] = []
+    for path, old_text, old_label, new_text, new_label in pairs:
+        if rev is None:
+            before, after = _load_or_exit(old_label), _load_or_exit(new_label)
+        else:
+            before = _spec_from_text_or_exit(old_text, old_label)
+            after = (_spec_from_text_or_exit(new_text, new_label) if head_rev is not None
+                     else _load_or_exit(path))
+        assert isinstance(before, Spec) and isinstance(after, Spec)
+        old, new = aligned(before, after)
+        try:
+            reports = evaluate_spec(old), evaluate_spec(new)
+        except Exception as error:  # the evaluator's refusal, without a traceback
+            raise fail(f"{path}: cannot evaluate: {error}") from None
+        results.append((path, diff_reports(before, after, *reports, before_label=old_label,
+                                           after_label=new_label)))
+
+    diffs = [d for _, d in results]
+    if output_format is DiffFormat.json:
+        typer.echo(json_from_diffs(diffs), nl=False)
+    elif output_format is DiffFormat.github:
+        for path, result in results:
+            typer.echo(github_annotations(result, path))
+    else:
+        typer.echo("\n".join(markdown_from_diff(d) for d in diffs), nl=False)
+    weaker = any(d.verdict == "weaker" or not d.comparable for d in diffs)
+    raise typer.Exit(EXIT_CHECK_FAILED if fail_on_weaker and weaker else EXIT_OK)
+
+
+class CheckFormat(StrEnum):
+    """How ``check`` prints violated limits."""
+
+    text = "text"
+    github = "github"
+
+
+@app.command()
+def check(
+    specs: Annotated[list[str], typer.Argument(
+        metavar="SPEC", help="Spec files (*.privspec.yaml) to check.", show_default=False)],
+    max_mu: Annotated[float | None, typer.Option(
+        "--max-mu", metavar="X", help="Largest acceptable μ (a spec without a finite μ "
+        "exceeds it).", show_default=False)] = None,
+    max_epsilon: Annotated[float | None, typer.Option(
+        "--max-epsilon", metavar="X", help="Largest acceptable ε at --delta.",
+        show_default=False)] = None,
+    delta: Annotated[float | None, typer.Option(
+        "--delta", metavar="D", help="The δ of --max-epsilon.", show_default=False)] = None,
+    max_advantage: Annotated[float | None, typer.Option(
+        "--max-advantage", metavar="A", help="Largest acceptable advantage TPR − FPR of the "
+        "best attack, a probability (0.1 = 10 percentage points).", show_default=False)] = None,
+    require_tier1: Annotated[bool, typer.Option(
+        "--require-tier1", help="Require Tier I: μ alone tells the story.")] = False,
+    output_format: Annotated[CheckFormat, typer.Option(
+        "--format", "-f", help="text: one line per violated limit on stdout; github: "
+        "workflow error annotations.", case_sensitive=False)] = CheckFormat.text,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No line for specs within budget, no summary.")] = False,
+) -> None:
+    """Check specs against a privacy budget: exit 0 within budget, 1 over it, 2 on bad input.
+
+    The limits are the spec's own 'budget:' section plus the ones given here
+    (both apply). One line per violated limit: 'FILE: WHAT = ACTUAL exceeds the
+    limit LIMIT (SOURCE)'. Values are compared unrounded and printed rounded
+    conservatively. A spec with no limits at all passes, with a note.
+    """
+    from privspec.budget import check_spec, limits_for, limits_from_options
+    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
+    from privspec.loader import load_spec
+    from privspec.spec import Spec
+
+    try:
+        extra = limits_from_options(max_mu=max_mu, max_epsilon=max_epsilon, delta=delta,
+                                    max_advantage=max_advantage, require_tier1=require_tier1)
+    except ValueError as error:
+        typer.echo(f"privspec check: error: {error}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    loaded: list[tuple[str, Spec]] = []
+    problems: list[Diagnostic] = []
+    for path in specs:
+        try:
+            loaded.append((path, load_spec(path)))
+        except SpecError as error:
+            problems.extend(error.diagnostics)
+    if problems:
+        typer.echo(format_diagnostics(problems, "gcc"), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN)
+
+    over = 0
+    for path, spec in loaded:
+        if not limits_for(spec, extra):
+            if not quiet:
+                typer.echo(f"{path}: no budget to check (no 'budget:' section and no --max-* "
+                           "option)", err=True)
+            continue
+        try:
+            outcomes = check_spec(spec, extra, spec_path=path)
+        except Exception as error:  # the evaluator's refusal, without a traceback
+            typer.echo(f"privspec check: error: {path}: cannot evaluate: {error}", err=True)
+            raise typer.Exit(EXIT_CANNOT_RUN) from None
+        failed = [o for o in outcomes if not o.ok]
+        over += bool(failed)
+        for outcome in failed:
+            if output_format is CheckFormat.github:
+                typer.echo(format_diagnostics([Diagnostic(
+                    path, 1, 1, outcome.limit.source, outcome.message,
+                    "budget/exceeded")], "github"))
+            else:
+                typer.echo(f"{path}: {outcome.message}")
+        if not failed and not quiet:
+            typer.echo(f"{path}: within budget: "
+                       + "; ".join(o.message.replace(" within the limit ", " ≤ ")
+                                   for o in outcomes), err=True)
+    if not quiet:
+        noun = "spec" if len(specs) == 1 else "specs"
+        typer.echo(f"{over} of {len(specs)} {noun} over budget" if over
+                   else f"{len(specs)} {noun} within budget", err=True)
+    raise typer.Exit(EXIT_CHECK_FAILED if over else EXIT_OK)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

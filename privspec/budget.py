@@ -1,0 +1,202 @@
+"""Budgets: the limits a mechanism must stay within, checked against its report.
+
+A limit comes from the spec's ``budget:`` section or from the command line
+(``privspec check --max-mu 1``); both apply.  Values are compared unrounded and
+printed rounded in the conservative direction (``privspec.formatting``), with
+more digits when the rounded value would seem to contradict the verdict
+(``μ = 1.00 ≤ 0.9995`` becomes ``μ = 0.99941 ≤ 0.9995``).
+
+Pure: no printing, no exit codes, and no numerical imports at module level
+(``check_spec`` imports the evaluator when it runs).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Literal
+
+from privspec import formatting as fmt
+
+if TYPE_CHECKING:
+    from privspec.report import Report
+    from privspec.spec import Budget, Spec
+
+LimitKind = Literal["max_mu", "max_epsilon", "max_advantage", "require_tier1"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: ``value`` (None for require_tier1), ``delta`` for max_epsilon, and where
+    it was set (``budget.max_mu`` in the spec, ``--max-mu`` on the command line)."""
+
+    kind: LimitKind
+    value: float | None
+    source: str
+    delta: float | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A limit checked against a report: ``ok`` and a one-line explanation."""
+
+    limit: Limit
+    ok: bool
+    actual: float | None
+    message: str
+
+
+def limits_from_budget(budget: Budget | None) -> list[Limit]:
+    """The limits of a spec's ``budget:`` section (none without one)."""
+    if budget is None:
+        return []
+    limits = []
+    if budget.max_mu is not None:
+        limits.append(Limit("max_mu", budget.max_mu, "budget.max_mu"))
+    if budget.max_epsilon is not None:
+        limits.append(Limit("max_epsilon", budget.max_epsilon, "budget.max_epsilon",
+                            budget.delta))
+    if budget.max_advantage is not None:
+        limits.append(Limit("max_advantage", budget.max_advantage, "budget.max_advantage"))
+    if budget.require_tier1:
+        limits.append(Limit("require_tier1", None, "budget.require_tier1"))
+    return limits
+
+
+def limits_from_options(*, max_mu: float | None = None, max_epsilon: float | None = None,
+                        delta: float | None = None, max_advantage: float | None = None,
+                        require_tier1: bool = False) -> list[Limit]:
+    """Command-line limits; raises ``ValueError`` with a one-line reason for a bad one."""
+    problems = []
+    if max_mu is not None and not (math.isfinite(max_mu) and max_mu > 0):
+        problems.append(f"--max-mu must be a positive number, got {max_mu:g}")
+    if max_epsilon is not None and not (math.isfinite(max_epsilon) and max_epsilon > 0):
+        problems.append(f"--max-epsilon must be a positive number, got {max_epsilon:g}")
+    if max_epsilon is not None and delta is None:
+        problems.append("--max-epsilon needs --delta: ε is only meaningful at a given δ")
+    if delta is not None and max_epsilon is None:
+        problems.append("--delta goes with --max-epsilon")
+    if delta is not None and not 0 < delta < 1:
+        problems.append(f"--delta must be in (0, 1), got {delta:g}")
+    if max_advantage is not None and not 0 < max_advantage <= 1:
+        problems.append(f"--max-advantage is a probability in (0, 1], got {max_advantage:g}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    limits = []
+    if max_mu is not None:
+        limits.append(Limit("max_mu", max_mu, "--max-mu"))
+    if max_epsilon is not None:
+        limits.append(Limit("max_epsilon", max_epsilon, "--max-epsilon", delta))
+    if max_advantage is not None:
+        limits.append(Limit("max_advantage", max_advantage, "--max-advantage"))
+    if require_tier1:
+        limits.append(Limit("require_tier1", None, "--require-tier1"))
+    return limits
+
+
+def limits_for(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = ()) -> list[Limit]:
+    """The spec's own limits followed by ``extra`` (from the command line)."""
+    return [*limits_from_budget(spec.budget), *extra]
+
+
+def with_deltas(spec: Spec, deltas: list[float] | tuple[float, ...]) -> Spec:
+    """``spec`` reporting ε also at ``deltas`` (added after its own δ's); same mechanism."""
+    missing = [d for d in dict.fromkeys(deltas) if d not in spec.report.deltas]
+    if not missing:
+        return spec
+    report = spec.report.model_copy(update={"deltas": [*spec.report.deltas, *missing]})
+    return spec.model_copy(update={"report": report})
+
+
+def deltas_of(limits: list[Limit] | tuple[Limit, ...]) -> list[float]:
+    """The δ's at which the limits need ε."""
+    return [limit.delta for limit in limits if limit.delta is not None]
+
+
+def _limit_text(value: float) -> str:
+    """A user-given limit, exactly as given (shortest round-trip decimal)."""
+    return fmt.format_number(value, "nearest", "unicode", 17)
+
+
+def _shown(actual: float, limit: float, ok: bool) -> str:
+    """``actual`` rounded up, with enough digits that the text agrees with ``ok``."""
+    if math.isinf(actual):
+        return "∞"
+    limit_decimal = fmt.decimal_from_float(limit)
+    for digits in range(fmt.SIGNIFICANT_DIGITS, 18):
+        text = fmt.format_number(actual, "up", "unicode", digits)
+        rounded = fmt.round_significant(fmt.decimal_from_float(actual), "up", digits)
+        if not ok or rounded <= limit_decimal or rounded == Decimal(repr(actual)):
+            return text
+    return text  # pragma: no cover - 17 digits always reproduce the float
+
+
+def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> list[Outcome]:
+    """Each limit checked against ``report`` (unrounded), in the order given.
+
+    A report without a finite μ exceeds every ``max_mu``; an unbounded ε(δ)
+    exceeds every ``max_epsilon``.  A ``max_epsilon`` whose δ the report does not
+    list raises ``ValueError`` (evaluate ``with_deltas(spec, deltas_of(limits))``).
+    """
+    outcomes = []
+    gdp = report.gdp
+    for limit in limits:
+        if limit.kind == "require_tier1":
+            ok = gdp.tier == 1
+            if ok:
+                message = f"Tier I (regret {fmt.fmt_regret(gdp.regret or 0.0)} ≤ " \
+                          f"{_limit_text(gdp.regret_threshold)}) as required ({limit.source})"
+            elif gdp.mu is None:
+                message = f"Tier II: no finite μ exists, but Tier I is required ({limit.source})"
+            else:
+                message = (f"Tier II: regret {fmt.fmt_regret(gdp.regret or 0.0)} exceeds "
+                           f"{_limit_text(gdp.regret_threshold)}, so μ alone does not describe "
+                           f"the mechanism, but Tier I is required ({limit.source})")
+            outcomes.append(Outcome(limit, ok, None, message))
+            continue
+        assert limit.value is not None
+        if limit.kind == "max_mu":
+            actual = math.inf if gdp.mu is None else gdp.mu
+            what = "μ"
+            extra = " (no finite μ exists)" if gdp.mu is None else ""
+        elif limit.kind == "max_epsilon":
+            found = [e for e in report.epsilons if e.delta == limit.delta]
+            if not found:
+                raise ValueError(f"the report has no ε at δ = {limit.delta!r}")
+            epsilon = found[0].epsilon
+            actual = math.inf if epsilon is None else epsilon
+            assert limit.delta is not None
+            what = f"ε at δ = {_limit_text(limit.delta)}"
+            extra = " (unbounded)" if epsilon is None else ""
+        else:
+            actual = gdp.advantage
+            what = "the best attack's advantage"
+            extra = ""
+        ok = actual <= limit.value
+        shown = _shown(actual, limit.value, ok)
+        if not ok and limit.kind == "max_advantage":
+            shown = fmt.fmt_advantage(actual)
+        relation = "within the limit" if ok else "exceeds the limit"
+        message = f"{what} = {shown}{extra} {relation} {_limit_text(limit.value)} ({limit.source})"
+        outcomes.append(Outcome(limit, ok, actual, message))
+    return outcomes
+
+
+def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
+               spec_path: str | os.PathLike[str] | None = None) -> list[Outcome]:
+    """Evaluate ``spec`` (with ε at the limits' δ's) and check every limit; no limits, no
+    evaluation."""
+    limits = limits_for(spec, extra)
+    if not limits:
+        return []
+    from privspec.evaluation import evaluate
+
+    path = None if spec_path is None else os.fspath(spec_path)
+    report = evaluate(with_deltas(spec, deltas_of(limits)), spec_path=path)
+    return check_report(report, limits)
+
+
+__all__ = ["Limit", "Outcome", "check_report", "check_spec", "deltas_of", "limits_for",
+           "limits_from_budget", "limits_from_options", "with_deltas"]
