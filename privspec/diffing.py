@@ -103,7 +103,8 @@ class SpecDiff(_Frozen):
 # --- reading specs at a git revision -------------------------------------------
 
 
-def _git(directory: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+def run_git(directory: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``git -C directory args...``, output captured; DiffError when git is missing."""
     try:
         return subprocess.run(["git", "-C", directory, *args], capture_output=True,
                               check=False, timeout=_GIT_TIMEOUT)
@@ -126,7 +127,7 @@ def repository_root(path: str | os.PathLike[str] = ".") -> str:
         if parent == start:
             break
         start = parent
-    done = _git(start, "rev-parse", "--show-toplevel")
+    done = run_git(start, "rev-parse", "--show-toplevel")
     if done.returncode != 0:
         raise DiffError(f"not a git repository: {start}")
     return done.stdout.decode("utf-8").strip()
@@ -136,7 +137,7 @@ def verify_revision(root: str, revision: str) -> str:
     """The commit id of ``revision`` in the repository at ``root``."""
     if not revision or revision.startswith("-"):
         raise DiffError(f"not a revision: {revision!r}")
-    done = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options",
+    done = run_git(root, "rev-parse", "--verify", "--quiet", "--end-of-options",
                 f"{revision}^{{commit}}")
     if done.returncode != 0:
         raise DiffError(f"unknown revision {revision!r} in {root} (in CI, fetch it: "
@@ -167,9 +168,9 @@ def read_at_revision(path: str | os.PathLike[str], revision: str) -> tuple[str, 
 
 def text_at_revision(root: str, revision: str, relative: str) -> str:
     """The text of the repository-relative path ``relative`` at ``revision``."""
-    if _git(root, "cat-file", "-e", f"{revision}:{relative}").returncode != 0:
+    if run_git(root, "cat-file", "-e", f"{revision}:{relative}").returncode != 0:
         raise DiffError(f"{relative} does not exist at revision {revision}")
-    done = _git(root, "show", f"{revision}:{relative}")
+    done = run_git(root, "show", f"{revision}:{relative}")
     if done.returncode != 0:
         raise DiffError(f"cannot read {relative} at {revision}: {_first_line(done.stderr)}")
     try:
@@ -499,15 +500,22 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3) -> str:
+def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: str = "",
+                       preface: str = "") -> str:
     """A pull-request comment: the verdict and a compact table on top, the Tier II rows and
-    every spec change in a collapsed ``<details>``."""
+    every spec change in a collapsed ``<details>``.
+
+    ``heading_note`` (Markdown) follows the title; ``preface`` (Markdown) comes before
+    the verdict.
+    """
     esc = fmt.escape_markdown
     hashes = "#" * heading_level
     icon = {"weaker": "⚠️ ", "stronger": "", "unchanged": ""}[diff.verdict]
-    lines = [f"{hashes} {icon}{esc(diff.title)}", ""]
+    lines = [f"{hashes} {icon}{esc(diff.title)}{heading_note}", ""]
     lines.append(f"`{_code(diff.before_label)}` → `{_code(diff.after_label)}`")
     lines.append("")
+    if preface:
+        lines += [preface.rstrip("\n"), ""]
     for warning in diff.warnings:
         lines += [f"> [!WARNING]\n> **Not comparable.** {esc(warning)}", ""]
     verdict = {"weaker": "**Privacy got weaker.**", "stronger": "**Privacy got stronger.**",
@@ -589,5 +597,5 @@ def report_summary(report: Report) -> str:
 __all__ = ["DiffError", "FieldChange", "Row", "SpecDiff", "aligned", "changes_summary",
            "diff_reports", "diff_specs", "github_annotations", "json_from_diffs",
            "markdown_from_diff", "percent_text", "read_at_revision", "report_summary",
-           "repository_root", "spec_changes", "spec_tree", "text_at_revision", "value_text",
+           "repository_root", "run_git", "spec_changes", "spec_tree", "text_at_revision", "value_text",
            "verify_revision"]
