@@ -3,6 +3,11 @@
 ``privspec.evaluate(spec_or_path)`` returns a :class:`privspec.report.Report`.
 The numerical stack (numpy, scipy, dp-accounting) is imported only when
 ``evaluate`` is first used, so that ``import privspec`` stays light.
+
+For training scripts: ``privspec.spec_from_dpsgd(noise_multiplier=..., batch_size=...,
+dataset_size=..., steps=..., title=...)`` builds a spec, ``privspec.spec_to_yaml(spec)``
+writes it as a file, and ``privspec.render.render(report, "markdown")`` renders a report
+(``privspec.builders``; imported on first use).
 """
 
 from __future__ import annotations
@@ -12,8 +17,20 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from privspec.builders import spec_from_dpsgd, spec_to_yaml
     from privspec.report import Report
     from privspec.spec import Spec
+
+#: Names imported from their module on first use (PEP 562), to keep ``import privspec`` light.
+_LAZY = {"spec_from_dpsgd": "privspec.builders", "spec_to_yaml": "privspec.builders"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'privspec' has no attribute {name!r}")
 
 
 def evaluate(spec: Spec | str | Any, **kwargs: Any) -> Report:
@@ -23,4 +40,4 @@ def evaluate(spec: Spec | str | Any, **kwargs: Any) -> Report:
     return _evaluate(spec, **kwargs)
 
 
-__all__ = ["__version__", "evaluate"]
+__all__ = ["__version__", "evaluate", "spec_from_dpsgd", "spec_to_yaml"]

@@ -1,0 +1,120 @@
+"""Specs built in Python, for training scripts and notebooks.
+
+At the end of a DP-SGD training run, without Opacus or any accountant of its own::
+
+    import privspec
+    from privspec.render import render
+
+    spec = privspec.spec_from_dpsgd(
+        noise_multiplier=1.1, batch_size=256, dataset_size=60_000, steps=10_000,
+        title="MNIST classifier", unit="one training example")
+    report = privspec.evaluate(spec)
+    Path("privacy.md").write_text(render(report, "markdown"), encoding="utf-8")
+    Path("train.privspec.yaml").write_text(privspec.spec_to_yaml(spec), encoding="utf-8")
+
+Specs are validated exactly as a file is: a mistake raises
+:class:`privspec.diagnostics.SpecError` whose diagnostics name the field
+(``mechanism.dpsgd.noise_multiplier: must be greater than 0``).  This module
+imports neither numpy nor dp-accounting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+if TYPE_CHECKING:
+    from privspec.spec import Spec
+
+#: The filename diagnostics give for a spec built by :func:`spec_from_dpsgd`.
+BUILT_SPEC_NAME = "<spec_from_dpsgd>"
+
+
+def spec_from_dpsgd(
+    *,
+    noise_multiplier: float,
+    title: str,
+    unit: str = "one training example",
+    steps: int | None = None,
+    epochs: float | None = None,
+    batch_size: int | None = None,
+    dataset_size: int | None = None,
+    sampling_rate: float | None = None,
+    neighbouring: str = "add-or-remove",
+    description: str | None = None,
+    deltas: Sequence[float] | None = None,
+    discretization: float | None = None,
+    budget: dict[str, Any] | None = None,
+) -> Spec:
+    """A spec of DP-SGD: ``steps`` (or ``epochs``) Poisson-subsampled Gaussian steps.
+
+    Give the sampling as ``batch_size`` (expected batch size) with ``dataset_size``,
+    or as ``sampling_rate``; the length as ``steps`` or ``epochs``. ``deltas`` are
+    the δ's of the report's ε(δ) (default 1e-5, 1e-6, 1e-9), ``discretization`` the
+    accountant's interval (default 1e-4), ``budget`` a ``budget:`` section
+    (``{"max_mu": 1.0}``) for ``privspec check``. Raises ``SpecError`` for invalid
+    values, with the same diagnostics as a spec file.
+    """
+    dpsgd: dict[str, Any] = {"noise_multiplier": noise_multiplier}
+    for name, value in (("sampling_rate", sampling_rate), ("batch_size", batch_size),
+                        ("dataset_size", dataset_size), ("steps", steps), ("epochs", epochs)):
+        if value is not None:
+            dpsgd[name] = value
+    data: dict[str, Any] = {"privspec": 1, "title": title}
+    if description is not None:
+        data["description"] = description
+    data.update(unit=unit, neighbouring=neighbouring, mechanism={"dpsgd": dpsgd})
+    if deltas is not None:
+        data["report"] = {"deltas": list(deltas)}
+    if discretization is not None:
+        data["accounting"] = {"discretization": discretization}
+    if budget is not None:
+        data["budget"] = dict(budget)
+    return spec_from_data(data, BUILT_SPEC_NAME)
+
+
+def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
+    """Validate spec data (as a YAML file would hold it) with the loader's diagnostics."""
+    from privspec.loader import load_spec_text
+
+    return load_spec_text(_dump(data), name)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-like data with plain Python numbers (numpy scalars and tuples converted)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    for kind in (int, float):  # numpy scalars: item() gives the Python number
+        item = getattr(value, "item", None)
+        if item is not None and isinstance(item(), kind):
+            return item()
+    return value
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(_plain(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
+    """``spec`` as the text of a ``*.privspec.yaml`` file (defaults left out, budget kept),
+    which ``privspec.loader.load_spec_text`` reads back as an equal spec."""
+    data: dict[str, Any] = spec.model_dump(mode="json", exclude_defaults=True)
+    data["privspec"] = spec.privspec
+    if spec.budget is not None:
+        data["budget"] = spec.budget.model_dump(mode="json", exclude_defaults=True)
+    ordered = {key: data[key] for key in type(spec).model_fields if key in data}
+    header = "".join(f"# {line}\n" for line in (comment or "").splitlines())
+    return header + _dump(ordered)
+
+
+__all__ = ["spec_from_data", "spec_from_dpsgd", "spec_to_yaml"]
