@@ -1,0 +1,134 @@
+"""How fast privspec is next to the work it cannot avoid: a script, not a test.
+
+    python benchmarks/evaluate_speed.py [--repeats N]
+
+Every number is a median of N repeats and every ratio compares two timings taken in the
+same run, so the table travels between machines.  Targets (README.md): (b) ≤ 1.3,
+(c) < 2 s, (d) ≤ 1.2, (e) < 1 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as plds
+from scipy.special import ndtr
+
+import privspec
+from privspec.curve import curve_from_pld
+from privspec.gdp import mu_from_curve, regret
+from privspec.spec import Spec
+
+ROOT = Path(__file__).resolve().parent.parent
+DPSGD = ROOT / "examples" / "cifar10-dpsgd-eps8.privspec.yaml"
+CENSUS = ROOT / "examples" / "census-discrete-gaussian.privspec.yaml"
+
+
+def median_time(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bare_dpsgd() -> Any:
+    return plds.from_gaussian_mechanism(
+        9.4, sampling_prob=16384 / 50000, use_connect_dots=True,
+        value_discretization_interval=1e-4).self_compose(2000)
+
+
+def many_gaussians(n: int) -> list[tuple[float, float]]:
+    """n distinct (noise multiplier, rate) pairs."""
+    rng = np.random.default_rng(0)
+    return [(float(s), float(q)) for s, q in zip(rng.uniform(2.0, 6.0, n),
+                                                  rng.uniform(0.001, 0.05, n), strict=True)]
+
+
+def many_spec(pairs: list[tuple[float, float]]) -> Spec:
+    return Spec.model_validate({
+        "privspec": 1, "title": "many", "unit": "one example", "neighbouring": "add-or-remove",
+        "mechanism": {"compose": [
+            {"mechanism": {"poisson_sampled": {"sampling_rate": q, "mechanism": {
+                "gaussian": {"noise_multiplier": s}}}}} for s, q in pairs]},
+        "accounting": {"discretization": 1e-3},
+    })
+
+
+def many_direct(pairs: list[tuple[float, float]]) -> Any:
+    result = None
+    for s, q in pairs:
+        part = plds.from_gaussian_mechanism(s, sampling_prob=q, use_connect_dots=True,
+                                            value_discretization_interval=1e-3)
+        result = part if result is None else result.compose(part)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--many", type=int, default=1000, help="mechanisms in case (d)")
+    args = parser.parse_args()
+    r = args.repeats
+    rows: list[tuple[str, str, str, str]] = []
+
+    # (a) exact regret on a large curve vs one ndtr pass over the same array.
+    big = curve_from_pld(bare_dpsgd())
+    assert big.alpha.size >= 200_000, big.alpha.size
+    mu = mu_from_curve(big, 1e-12)
+    t_regret = median_time(lambda: regret(big, mu), r)
+    t_ndtr = median_time(lambda: ndtr(big.alpha), r)
+    rows.append((f"(a) regret, {big.alpha.size:,} breakpoints", f"{t_regret:.4f} s",
+                 f"{t_regret / t_ndtr:.1f}× one ndtr pass ({t_ndtr * 1e3:.2f} ms)", "—"))
+
+    # (b) DP-SGD example end to end vs the bare dp-accounting composition.
+    privspec.evaluate(DPSGD)  # warm imports
+    t_eval = median_time(lambda: privspec.evaluate(DPSGD), r)
+    t_bare = median_time(bare_dpsgd, r)
+    rows.append(("(b) evaluate(DP-SGD example)", f"{t_eval:.3f} s",
+                 f"{t_eval / t_bare:.2f}× bare composition ({t_bare:.3f} s)", "≤ 1.3"))
+
+    # (c) census example vs an interpreter start-up and vs the DP-SGD composition.
+    t_census = median_time(lambda: privspec.evaluate(CENSUS), r)
+    t_python = median_time(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), r)
+    rows.append(("(c) evaluate(census example)", f"{t_census:.3f} s",
+                 f"{t_census / t_python:.1f}× `python -c pass` ({t_python:.3f} s); "
+                 f"{t_census / t_bare:.2f}× DP-SGD composition", "< 2 s"))
+
+    # (d) 1,000 distinct Poisson-subsampled Gaussians: privspec vs composing directly.
+    pairs = many_gaussians(args.many)
+    spec = many_spec(pairs)
+    rd = max(1, r // 2)
+    t_many = median_time(lambda: privspec.evaluate(spec), rd)
+    t_direct = median_time(lambda: many_direct(pairs), rd)
+    rows.append((f"(d) evaluate({args.many:,} distinct subsampled Gaussians, h = 1e-3)",
+                 f"{t_many:.3f} s", f"{t_many / t_direct:.2f}× direct compose ({t_direct:.3f} s)",
+                 "≤ 1.2"))
+
+    # (e) peak memory of this whole process.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    rows.append(("(e) peak resident memory", f"{peak / 1024:.0f} MiB", "whole run", "< 1 GiB"))
+
+    widths = [max(len(row[i]) for row in [("case", "time", "ratio", "target"), *rows])
+              for i in range(4)]
+    header = ("case", "time", "ratio", "target")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+    print(f"\nmedian of {r} repeats ({rd} for (d)); Python {sys.version.split()[0]}, "
+          f"numpy {np.__version__}")
+
+
+if __name__ == "__main__":
+    main()
