@@ -1,0 +1,245 @@
+"""The GitHub Action's script (``python -m privspec.action``) in a temporary repository, and
+the ``action.yml`` and README workflow that run it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import privspec
+from privspec import formatting as fmt
+from privspec.action import COMMENT_MARKER, main
+from privspec.loader import load_spec_text
+from tests.git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAIN = "specs/train.privspec.yaml"
+NEW = """privspec: 1
+title: New release of ten counts
+unit: one person
+neighbouring: add-or-remove
+mechanism:
+  repeat:
+    count: 10
+    mechanism: {laplace: {scale: 20.0}}
+accounting: {discretization: 1e-3}
+"""
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "RUNNER_TEMP"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def pull_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str, str]:
+    """A base commit and a pull request that lowers the noise of one spec, adds one,
+    removes one and leaves one alone."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {
+        TRAIN: dpsgd_spec(1.1, budget="max_mu: 0.5"),
+        "specs/old.privspec.yaml": dpsgd_spec(2.0, title="Old run"),
+        "specs/same.privspec.yaml": dpsgd_spec(3.0, title="Untouched"),
+        "README.md": "hello\n",
+    }, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    commit(root, {TRAIN: dpsgd_spec(0.9, budget="max_mu: 0.5")}, "lower the noise")
+    head = commit(root, {
+        "specs/new.privspec.yml": NEW,
+        "specs/old.privspec.yaml": None,
+        "README.md": "hello again\n",
+    }, "add and remove specs")
+    monkeypatch.chdir(root)
+    return root, base, head
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, str, str, str]:
+    comment, summary, outputs = (tmp_path / "comment.md", tmp_path / "summary.md",
+                                 tmp_path / "outputs.txt")
+    summary.write_text("earlier summary\n", encoding="utf-8")
+    code = main([*args, "--comment-file", str(comment), "--summary-file", str(summary),
+                 "--github-output", str(outputs)])
+    return code, _read(comment), _read(summary), _read(outputs)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def test_pull_request_comment_summary_and_outputs(
+        pull_request: tuple[Path, str, str], tmp_path: Path) -> None:
+    _, base, head = pull_request
+    code, comment, summary, outputs = _run(tmp_path, "--base", base, "--head", head,
+                                           "--max-mu", "", "--require-tier1", "false")
+    assert code == 1  # train.privspec.yaml is over its budget after the change
+    assert comment.startswith(COMMENT_MARKER + "\n## privspec: privacy of the changed specs\n")
+    assert summary == "earlier summary\n" + comment + "\n"
+    assert outputs.splitlines() == [f"comment-file={tmp_path / 'comment.md'}", "changed=3",
+                                    "weaker=true", "over-budget=true"]
+    before = privspec.evaluate(load_spec_text(dpsgd_spec(1.1)))
+    after = privspec.evaluate(load_spec_text(dpsgd_spec(0.9)))
+    mu_b, mu_a = fmt.fmt_mu(before.gdp.mu), fmt.fmt_mu(after.gdp.mu)
+    assert "❌ **1 of 3 changed specs over budget.**" in comment
+    assert f"- `{TRAIN}`: Privacy got weaker: μ {mu_b} → {mu_a}, +" in comment
+    assert "- `specs/new.privspec.yml`: new spec, μ = " in comment
+    assert "- `specs/old.privspec.yaml`: removed" in comment
+    assert "same.privspec.yaml" not in comment and "README" not in comment
+    short_base, short_head = git(Path.cwd(), "rev-parse", "--short", base), \
+        git(Path.cwd(), "rev-parse", "--short", head)
+    assert f"`{short_base}:{TRAIN}` → `{short_head}:{TRAIN}`" in comment
+    assert (f"**Over budget:**\n\n- `{TRAIN}`: μ = {mu_a} exceeds the limit 0.5 "
+            "(budget.max\\_mu)") in comment
+    assert "**Privacy got weaker.**" in comment and "<details>" in comment
+    new = privspec.evaluate(load_spec_text(NEW))
+    assert "### New spec: `specs/new.privspec.yml`\n\nWithin budget." not in comment  # no limits
+    assert f"μ = {fmt.fmt_mu(new.gdp.mu)} (regret {fmt.fmt_regret(new.gdp.regret or 0)})" in comment
+
+
+def test_command_line_limits_apply_to_every_changed_spec(
+        pull_request: tuple[Path, str, str], tmp_path: Path) -> None:
+    _, base, head = pull_request
+    code, comment, _, _ = _run(tmp_path, "--base", base, "--head", head, "--max-mu", "100")
+    assert code == 1
+    assert "### New spec: `specs/new.privspec.yml`\n\nWithin budget." in comment
+    code, comment, _, _ = _run(tmp_path, "--base", base, "--head", head, "--max-mu", "0.01")
+    assert code == 1 and "❌ **2 of 3 changed specs over budget.**" in comment
+
+
+def test_within_budget_and_fail_on_weaker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {TRAIN: dpsgd_spec(1.1, budget="max_mu: 5")}, "base")
+    head = commit(root, {TRAIN: dpsgd_spec(0.9, budget="max_mu: 5")}, "weaker, within budget")
+    monkeypatch.chdir(root / "specs")  # any directory of the repository
+    code, comment, _, outputs = _run(tmp_path, "--base", base, "--head", head)
+    assert code == 0
+    assert "✅ Every changed spec is within its budget." in comment
+    assert "over-budget=false" in outputs and "weaker=true" in outputs
+    assert comment in capsys.readouterr().out  # the comment is also in the job's log
+    code, _, _, _ = _run(tmp_path, "--base", base, "--head", head, "--fail-on-weaker", "true")
+    assert code == 1
+
+
+def test_renamed_spec_is_compared_with_its_old_name(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"a.privspec.yaml": dpsgd_spec(1.1)}, "base")
+    git(root, "mv", "a.privspec.yaml", "b.privspec.yaml")
+    (root / "b.privspec.yaml").write_text(dpsgd_spec(1.2), encoding="utf-8")
+    git(root, "add", "b.privspec.yaml")
+    git(root, "commit", "-q", "--no-gpg-sign", "-m", "rename")
+    monkeypatch.chdir(root)
+    code, comment, _, _ = _run(tmp_path, "--base", base)  # head defaults to HEAD
+    assert code == 0
+    assert "(renamed from `a.privspec.yaml`)" in comment
+    assert "**Privacy got stronger.**" in comment
+
+
+def test_no_changed_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"a.privspec.yaml": dpsgd_spec()}, "base")
+    commit(root, {"README.md": "docs\n"}, "docs only")
+    monkeypatch.chdir(root)
+    code, comment, _, outputs = _run(tmp_path, "--base", base)
+    assert code == 0
+    assert "No `*.privspec.yaml` file changed between" in comment
+    assert "changed=0" in outputs
+
+
+def test_invalid_spec_in_the_pull_request_exits_2(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"a.privspec.yaml": dpsgd_spec()}, "base")
+    commit(root, {"a.privspec.yaml": dpsgd_spec(-1.0)}, "broken")
+    monkeypatch.chdir(root)
+    code, comment, _, _ = _run(tmp_path, "--base", base)
+    assert code == 2
+    assert "### Invalid spec: `a.privspec.yaml`" in comment
+    assert ":8:23: error: mechanism.dpsgd.noise_multiplier: must be greater than 0" in comment
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--base", "no-such-sha"], "privspec action: error: unknown revision 'no-such-sha'"),
+    (["--base", "HEAD", "--max-epsilon", "1"], "privspec action: error: --max-epsilon needs "
+                                                "--delta"),
+])
+def test_cannot_run_exits_2_with_one_line(
+        pull_request: tuple[Path, str, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    code, comment, _, _ = _run(tmp_path, *args)
+    assert code == 2 and comment == ""
+    err = capsys.readouterr().err
+    assert err.startswith(message) and len(err.splitlines()) == 1
+
+
+def test_outside_a_repository_and_bad_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["--base", "HEAD"]) == 2
+    assert capsys.readouterr().err == f"privspec action: error: not a git repository: {tmp_path}\n"
+    assert main(["--base", "HEAD", "--require-tier1", "maybe"]) == 2
+    assert "expected true or false" in capsys.readouterr().err
+
+
+def test_runs_as_a_module_with_github_environment(
+        pull_request: tuple[Path, str, str], tmp_path: Path) -> None:
+    root, base, head = pull_request
+    summary, outputs = tmp_path / "summary.md", tmp_path / "out.txt"
+    env = {**GIT_ENV, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs),
+           "RUNNER_TEMP": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "privspec.action", "--base", base, "--head",
+                           head, "--max-mu", "", "--max-epsilon", "", "--delta", "",
+                           "--max-advantage", "", "--require-tier1", "false",
+                           "--fail-on-weaker", "false"],
+                          cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "privspec-comment.md").read_text(encoding="utf-8") in summary.read_text(
+        encoding="utf-8")
+    assert f"comment-file={tmp_path / 'privspec-comment.md'}" in outputs.read_text(
+        encoding="utf-8")
+    assert "exceeds the limit 0.5 (budget.max_mu)" in done.stderr
+
+
+def test_action_yml_runs_the_module_with_every_input() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    install = next(s for s in steps if s.get("name") == "Install privspec")
+    assert 'pip install --quiet "$GITHUB_ACTION_PATH"' in install["run"]
+    run = next(s for s in steps if s.get("id") == "privspec")
+    assert run["run"].startswith("python -m privspec.action")
+    # every input reaches the script through the environment, never pasted into the script
+    assert "${{" not in run["run"]
+    for name in action["inputs"]:
+        if name == "python-version":
+            continue
+        variable = "PRIVSPEC_" + name.upper().replace("-", "_")
+        assert run["env"][variable] == "${{ inputs." + name + " }}"
+        assert f'--{name} "${variable}"' in run["run"]
+    assert set(action["outputs"]) == {"comment-file", "changed", "weaker", "over-budget"}
+
+
+def test_readme_workflow_uses_the_action() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- workflow -->\n```yaml\n(.*?)```", readme, re.S)
+    assert block, "README.md documents a workflow between <!-- workflow --> markers"
+    workflow = yaml.safe_load(block.group(1))
+    steps = workflow["jobs"]["privacy"]["steps"]
+    checkout = steps[0]
+    assert checkout["uses"].startswith("actions/checkout@") and \
+        checkout["with"]["fetch-depth"] == 0
+    action = next(s for s in steps if s.get("id") == "privspec")
+    assert "privspec" in action["uses"]
+    comment = steps[-1]
+    assert "steps.privspec.outputs.comment-file" in comment["if"] + comment["run"] + str(
+        comment.get("env", {}))
+    assert workflow["permissions"]["pull-requests"] == "write"
