@@ -252,6 +252,57 @@ def convert(
         typer.echo(f"μ = {fmt.fmt_given(m)}-GDP: {pairs}.")
 
 
+class TableFormat(StrEnum):
+    """Formats of ``privspec table``."""
+
+    markdown = "markdown"
+    latex = "latex"
+    json = "json"
+
+
+@app.command()
+def table(
+    specs: Annotated[list[str], typer.Argument(
+        metavar="SPEC", help="Spec files, one row each (e.g. examples/de-et-al-2022/*.yaml).",
+        show_default=False)],
+    output_format: Annotated[TableFormat, typer.Option(
+        "--format", "-f", help="markdown (GFM table), latex (booktabs tabular) or json.",
+        case_sensitive=False)] = TableFormat.markdown,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the table to FILE (atomically).",
+        show_default=False)] = None,
+    template_dir: Annotated[str | None, typer.Option(
+        "--template-dir", metavar="DIR", help="Override markdown/table.md.j2 or "
+        "latex/table.tex.j2.", show_default=False)] = None,
+) -> None:
+    """One before/after table for a family of specs: each spec's published claim, privspec's
+    ε at the same δ, μ, regret and verdict (one row per spec, in the order given)."""
+    from privspec.evaluation import evaluate as evaluate_spec
+    from privspec.render import RenderError, render_table
+    from privspec.spec import Spec
+
+    loaded = []
+    for path in specs:
+        spec = _load_or_exit(path)
+        assert isinstance(spec, Spec)
+        loaded.append((path, spec))
+    reports = [evaluate_spec(spec, spec_path=path) for path, spec in loaded]
+    try:
+        text = render_table(reports, output_format.value, template_dir=template_dir)
+    except RenderError as error:
+        typer.echo(f"privspec table: error: {error}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        _write_atomically({output: text})
+    except OSError as error:
+        typer.echo(f"privspec table: error: cannot write {output}: {error.strerror or error}",
+                   err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+
+
 # --- commands: render (reports) ---------------------------------------------
 
 

@@ -52,7 +52,9 @@ class TradeoffCurve:
     ``alpha`` ascending from 0 to 1; ``beta`` = f(alpha); ``tpr`` = 1 − beta and
     ``tnr`` = 1 − alpha are kept separately so that each probability is stored
     from the side where it is small, with full relative precision.
-    ``points`` are the raw left-region breakpoints of both directions (for μ).
+    ``points`` are the raw left-region breakpoints of both directions and ``support``
+    their lower hull up to the vertex minimising α + β: the accountant's own profile
+    δ(ε) = max(δ_remove, δ_add), ε ≥ 0, which μ must cover (MATH.md §2–3).
     """
 
     alpha: FloatArray
@@ -62,6 +64,7 @@ class TradeoffCurve:
     alpha_star: float
     infinity_mass: float
     points: tuple[DirectionalPoints, ...]
+    support: tuple[FloatArray, FloatArray, FloatArray]  # (α, β, TPR) of the hull up to min α + β
 
     def beta_at(self, alpha: FloatArray | float) -> FloatArray:
         """f(α) by linear interpolation between vertices (exact for this curve)."""
@@ -180,6 +183,7 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     """
     directions = tuple(points_from_pmf(p) for p in pmfs)
     a, b, t = hull_of_chains(directions)  # α ascending, one vertex per α
+    support = (a, b, t)
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
     crossing = np.flatnonzero(b - a <= 0)
     if crossing.size:
@@ -200,8 +204,9 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     alpha[n + 1:2 * n + 1], beta[n + 1:2 * n + 1] = b[::-1], a[::-1]
     tpr[n + 1:2 * n + 1], tnr[n + 1:2 * n + 1] = 1.0 - a[::-1], t[::-1]
     alpha[-1], beta[-1], tpr[-1], tnr[-1] = 1.0, 0.0, 1.0, 0.0
-    if alpha[-2] >= 1.0:  # the mirror already reaches (1, 0)
-        alpha, beta, tpr, tnr = alpha[:-1], beta[:-1], tpr[:-1], tnr[:-1]
+    # One vertex per α (where β rounds to 1 the mirror repeats α = 1): keep the lowest β.
+    last = np.concatenate((alpha[1:] != alpha[:-1], [True]))
+    alpha, beta, tpr, tnr = alpha[last], beta[last], tpr[last], tnr[last]
     return TradeoffCurve(
         alpha=alpha,
         beta=beta,
@@ -210,6 +215,7 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
         alpha_star=float(star),
         infinity_mass=float(max(p.infinity_mass for p in pmfs)),
         points=directions,
+        support=support,
     )
 
 

@@ -94,8 +94,18 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
                   for st, mu in zip(block.compose, mus, strict=True)]
     else:
         stages = [StageSummary(name=None, description=describe(root, spec.neighbouring), repeat=1)]
-    relation = ("adding or removing" if spec.neighbouring == "add-or-remove" else "replacing")
-    summary = (f"{describe(root, spec.neighbouring)}. Neighbouring datasets differ by "
-               f"{relation} {spec.unit}.")
-    return MechanismSummary(kind=root.kind, summary=summary[0].upper() + summary[1:],
-                            stages=stages)
+    summary = f"{describe(root, spec.neighbouring)}."
+    return MechanismSummary(kind=root.kind, noun=noun_for(spec),
+                            summary=summary[0].upper() + summary[1:], stages=stages)
+
+
+def noun_for(spec: s.Spec) -> str:
+    """What the report calls the mechanism: 'training run', 'pipeline', 'survey' or 'release'."""
+    kinds = {node.kind for _, node in s.walk(spec.mechanism)}
+    if spec.mechanism.kind == "dpsgd":
+        return "training run"
+    if spec.mechanism.kind == "compose" and "dpsgd" in kinds:
+        return "pipeline"
+    if spec.mechanism.kind == "randomized_response":
+        return "survey"
+    return "release"

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from privspec import __version__
+from privspec import formatting as fmt
 from privspec.accounting import TAIL_MASS_TRUNCATION, Accounted, StageAccount, account
 from privspec.curve import TradeoffCurve, curve_from_pld, epsilon_for_delta
 from privspec.describe import summarize_mechanism
@@ -25,12 +26,12 @@ from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summari
 from privspec.report import (
     GDP,
     Accounting,
+    Caveat,
     CurvePoint,
     EpsilonAtDelta,
     PublishedComparison,
     Report,
     TradeoffRow,
-    Warning,
 )
 from privspec.spec import Spec
 
@@ -129,27 +130,28 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     advantage = max(numbers.advantage, accountant_advantage)
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
 
-    warnings: list[Warning] = []
+    warnings: list[Caveat] = []
     reason = None
+    delta_inf, floor = fmt.fmt_delta(curve.infinity_mass), fmt.fmt_given(accounting.floor)
     if not finite:
         reason = (
-            f"the privacy loss is unbounded with probability δ∞ = {curve.infinity_mass:.3g}, "
-            f"above the floor τ = {accounting.floor:g}: with that probability the output may "
-            "single out the record outright, and no Gaussian curve allows that "
-            "(seed 000, Prop. 6.2)"
+            f"the privacy loss is unbounded with probability δ∞ = {delta_inf}, above the floor "
+            f"τ = {floor}: with that probability the output may single out the record outright, "
+            "and no Gaussian curve allows that (seed 000, Prop. 6.2)"
         )
-        warnings.append(Warning(code="report/no-finite-mu", message=(
+        warnings.append(Caveat(code="report/no-finite-mu", message=(
             f"No finite μ exists: {reason}. Read the trade-off table and ε(δ) instead.")))
     elif not tier1:
-        warnings.append(Warning(code="report/gdp-poor-fit", message=(
-            f"Regret {numbers.regret:.3g} exceeds the threshold {options.regret_threshold:g}: "
-            "μ is a safe bound but overstates the risk for some attacks, most of all at low "
-            "false-positive rates; the trade-off table is the accurate description.")))
+        warnings.append(Caveat(code="report/gdp-poor-fit", message=(
+            f"Regret {fmt.fmt_regret(numbers.regret or 0.0)} exceeds the threshold "
+            f"{fmt.fmt_given(options.regret_threshold)}: μ is a safe bound but overstates the risk "
+            "for some attacks, most of all at low false-positive rates; the trade-off table is "
+            "the accurate description.")))
     if 0 < curve.infinity_mass <= accounting.floor:
-        warnings.append(Warning(code="accounting/floor", message=(
-            f"The accountant's truncated tails leave a probability of {curve.infinity_mass:.2g} "
-            f"of unbounded loss; μ holds up to the additive floor τ = {accounting.floor:g} "
-            "in the trade-off curve.")))
+        warnings.append(Caveat(code="accounting/floor", message=(
+            f"The accountant's truncated tails leave a probability of at most {delta_inf} of "
+            f"unbounded loss; μ holds up to the additive floor τ = {floor} in the trade-off "
+            "curve.")))
 
     epsilons = []
     for delta in options.deltas:

@@ -38,20 +38,22 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
 
 
 def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
-    """μ*_τ = max over vertices of Φ⁻¹(1 − α) − Φ⁻¹(β + τ) (MATH.md §3).
+    """μ*_τ = max over breakpoints of Φ⁻¹(1 − α) − Φ⁻¹(β + τ) (MATH.md §3).
 
-    G_μ − τ is convex and the curve is linear between vertices, so checking the
-    vertices suffices.  Each Φ⁻¹ is taken on the small side of its probability.
-    Only the vertices up to α* are needed: a mirrored vertex (β, α) asks
-    −Φ⁻¹(β) − Φ⁻¹(α + τ) ≤ μ, which its original's −Φ⁻¹(α) − Φ⁻¹(β + τ) ≤ μ implies
-    whenever α ≤ β and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); vertices
-    closer than 2τ to the chance line are checked both ways.
+    G_μ − τ is convex and the curve is linear between breakpoints, so checking them
+    suffices.  The breakpoints are those of both directions for thresholds t ≥ 0
+    (their hull, ``curve.support``: points above it are implied), so that μ covers
+    the accountant's own δ(ε) = max(δ_remove, δ_add) and not only the symmetric curve,
+    which can be slightly tighter near ε = 0.  A mirrored vertex (β, α) asks
+    −Φ⁻¹(β) − Φ⁻¹(α + τ) ≤ μ, which −Φ⁻¹(α) − Φ⁻¹(β + τ) ≤ μ implies whenever α ≤ β
+    and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); other vertices are checked
+    both ways.  Each Φ⁻¹ is taken on the small side of its probability.
     Returns ``math.inf`` when a vertex with α = 0 keeps a TPR above τ: mass at +∞
     (or a loss so large that e^{−y} underflows) that no finite μ covers.
     """
-    half = int(np.searchsorted(curve.alpha, curve.alpha_star, side="right"))
-    alpha, beta, tpr, tnr = (x[:half] for x in (curve.alpha, curve.beta, curve.tpr, curve.tnr))
-    near = tpr - alpha < 2 * floor  # within 2τ of the chance line, e.g. near (0, 1)
+    alpha, beta, tpr = curve.support
+    tnr = 1.0 - alpha
+    near = (tpr - alpha < 2 * floor) | (alpha > beta)  # mirror these too
     if near.any():  # add the mirrored vertices (β, α), each value from its small side
         alpha, beta, tpr, tnr = (np.concatenate((x, y[near])) for x, y in
                                  ((alpha, beta), (beta, alpha), (tpr, tnr), (tnr, tpr)))

@@ -27,10 +27,11 @@ A user template directory may add variants: ``markdown/<name>.md.j2`` and
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal
@@ -52,8 +53,6 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 _EXTENSIONS = {"markdown": ".md", "latex": ".tex", "json": ".json"}
 _STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex"}
 #: What the report calls the thing it describes, by the root mechanism's kind.
-_NOUNS = {"dpsgd": "training run"}
-_DEFAULT_NOUN = "release"
 _DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
 
@@ -268,6 +267,33 @@ def render(
     return "\n".join(document.text for document in documents)
 
 
+def render_table(
+    reports: Sequence[Report],
+    fmt: str,
+    *,
+    template_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """A before/after table of several reports (e.g. a paper's rows): the published
+    claim, privspec's ε at its δ, μ, regret and the verdict, one row per report."""
+    if fmt == "json":
+        rows = [
+            {"title": r.title, "spec_path": r.spec_path,
+             "published": None if r.published is None else r.published.model_dump(),
+             "mu": r.gdp.mu, "regret": r.gdp.regret, "tier": r.gdp.tier,
+             "epsilons": [e.model_dump() for e in r.epsilons]}
+            for r in reports
+        ]
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    if fmt not in ("markdown", "latex"):
+        raise RenderError(f"unknown format {fmt!r}; choose one of markdown, latex, json")
+    environment = _environment(fmt, template_dir)
+    name = f"{fmt}/table{_EXTENSIONS[fmt]}.j2"
+    try:
+        return environment.get_template(name).render({"reports": list(reports)})
+    except jinja2.TemplateError as error:
+        raise RenderError(_template_problem(name, error)) from error
+
+
 def _template_problem(name: str, error: jinja2.TemplateError) -> str:
     where = name
     if isinstance(error, jinja2.TemplateSyntaxError):
@@ -282,7 +308,7 @@ def _context(
         "report": report,
         "format": fmt,
         "variant": variant,
-        "noun": _NOUNS.get(report.mechanism.kind, _DEFAULT_NOUN),
+        "noun": report.mechanism.noun,
         "command": command if command is not None else default_command(report, fmt, variant),
         "prefix": _latex_macro_name(macro_prefix) if macro_prefix else macro_prefix_for(report),
         "label": label_for(report),
@@ -305,5 +331,6 @@ __all__ = [
     "macro_prefix_for",
     "render",
     "render_documents",
+    "render_table",
     "spec_stem",
 ]

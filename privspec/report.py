@@ -35,6 +35,7 @@ class MechanismSummary(_Frozen):
     """The mechanism as composed, restated so the claim cannot be read out of context."""
 
     kind: str = Field(description="Kind at the root of the mechanism tree.")
+    noun: str = Field(description="What reports call the mechanism, e.g. 'training run'.")
     summary: str = Field(description="One or two sentences describing the whole mechanism.")
     stages: list[StageSummary] = Field(
         description="Top-level stages (one entry when the root is not a composition)."
@@ -65,7 +66,8 @@ class GDP(_Frozen):
     tier: Literal[1, 2] = Field(description="1: μ alone tells the story; 2: read the trade-off table.")
     advantage: float = Field(description="Best attack's advantage TPR − FPR, η = δ(0).")
     alpha_star: float = Field(description="FPR of the attack that achieves the best advantage.")
-    mass_at_infinity: float = Field(description="Probability δ(∞) of an unbounded privacy loss (PLD mass at +∞).")
+    mass_at_infinity: float = Field(
+        description="Probability δ(∞) of an unbounded privacy loss (PLD mass at +∞).")
 
 
 class TradeoffRow(_Frozen):
@@ -74,7 +76,7 @@ class TradeoffRow(_Frozen):
     alpha: float = Field(description="Attack false-positive rate α.")
     beta: float = Field(description="Lowest false-negative rate f(α) on the mechanism's curve.")
     tpr: float = Field(
-        description="Highest true-positive rate 1 − f(α), computed without cancellation (accurate when tiny).")
+        description="Highest true-positive rate 1 − f(α), kept without cancellation (accurate when tiny).")
     beta_gdp: float | None = Field(description="G_μ(α) for the reported μ; null without μ.")
     tpr_gdp: float | None = Field(description="1 − G_μ(α), accurate when tiny; null without μ.")
     is_alpha_star: bool = Field(description="True for the best-advantage attack's α*.")
@@ -104,7 +106,7 @@ class CurvePoint(_Frozen):
     beta: float
 
 
-class Warning(_Frozen):  # noqa: A001 - a report's warning, not the builtin
+class Caveat(_Frozen):
     """A caveat the report must show."""
 
     code: str = Field(description="Stable code, e.g. 'report/gdp-poor-fit'.")
@@ -128,6 +130,6 @@ class Report(_Frozen):
         None, description="The spec's earlier published claim with privspec's ε at its δ.")
     curve: list[CurvePoint] = Field(description="Exact curve values at log-spaced α, for plots.")
     accounting: Accounting
-    warnings: list[Warning]
+    warnings: list[Caveat]
     spec_sha256: str = Field(description="SHA-256 of the spec's canonical JSON form.")
     spec_path: str | None = Field(description="The spec file as given on the command line.")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from privspec.report import (
     GDP,
     Accounting,
+    Caveat,
     CurvePoint,
     EpsilonAtDelta,
     MechanismSummary,
@@ -22,7 +23,6 @@ from privspec.report import (
     Report,
     StageSummary,
     TradeoffRow,
-    Warning,  # noqa: A004 - the report model's name
 )
 
 _VERSIONS = {"privspec": "0.1.0", "dp-accounting": "0.6.0", "python": "3.11"}
@@ -72,6 +72,7 @@ def dpsgd_tier1() -> Report:
         neighbouring="add-or-remove",
         mechanism=MechanismSummary(
             kind="dpsgd",
+            noun="training run",
             summary="DP-SGD: 2,000 steps, Poisson sampling with expected batch 16,384 of "
             "50,000 examples (rate 0.32768), noise multiplier 9.4. All intermediate models "
             "are covered.",
@@ -123,6 +124,7 @@ def laplace_tier2() -> Report:
         neighbouring="add-or-remove",
         mechanism=MechanismSummary(
             kind="laplace",
+            noun="release",
             summary="One Laplace release of a count (sensitivity 1) with scale 1, so ε = 1.",
             stages=[StageSummary(name=None, description="Laplace mechanism, scale 1, "
                                  "sensitivity 1", repeat=1)],
@@ -137,7 +139,7 @@ def laplace_tier2() -> Report:
         pure_epsilon=1.0,
         curve=_curve(rows),
         accounting=_accounting(20001),
-        warnings=[Warning(code="report/gdp-poor-fit",
+        warnings=[Caveat(code="report/gdp-poor-fit",
                           message="regret 0.037 exceeds 0.01: μ alone overstates the risk; "
                           "report the trade-off table (Tier II)")],
         spec_sha256="a0b1c2d3e4f5061728394a5b6c7d8e9fa0b1c2d3e4f5061728394a5b6c7d8e9f",
@@ -165,6 +167,7 @@ def approximate_dp_no_mu() -> Report:
         neighbouring="add-or-remove",
         mechanism=MechanismSummary(
             kind="approximate_dp",
+            noun="release",
             summary="A mechanism known only by its (ε, δ) = (1, 10⁻⁶) guarantee, accounted "
             "as the worst mechanism that meets it.",
             stages=[StageSummary(name=None, description="(1, 10⁻⁶)-DP black box", repeat=1)],
@@ -182,10 +185,10 @@ def approximate_dp_no_mu() -> Report:
         pure_epsilon=None,
         curve=_curve(rows),
         accounting=_accounting(5),
-        warnings=[Warning(code="report/no-finite-mu",
+        warnings=[Caveat(code="report/no-finite-mu",
                           message="no finite μ: the mechanism has probability 10⁻⁶ of an "
                           "infinite privacy loss"),
-                  Warning(code="report/epsilon-unbounded",
+                  Caveat(code="report/epsilon-unbounded",
                           message="ε is unbounded at δ = 10⁻⁹, below the mass at infinity")],
         spec_sha256="0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
         spec_path="examples/approximate-dp-black-box.privspec.yaml",
@@ -214,10 +217,11 @@ def special_characters() -> Report:
         "unit": "one user's records {id} & 50% \\ #1",
         "mechanism": MechanismSummary(
             kind="compose",
+            noun="release",
             summary=f"Three named stages run on the same data: {NASTY}",
             stages=stages,
         ),
-        "warnings": [Warning(code="report/special_chars",
+        "warnings": [Caveat(code="report/special_chars",
                              message=f"a caveat with special characters: {NASTY}")],
         "spec_path": "examples/special & chars_100%.privspec.yaml",
         "published": PublishedComparison(epsilon=8.0, delta=1e-5, epsilon_privspec=None,

@@ -62,7 +62,8 @@ def curve_from_vertices(left: list[tuple[float, float]]) -> TradeoffCurve:
     if alpha[-2] >= 1.0:
         alpha, beta = alpha[:-1], beta[:-1]
     return TradeoffCurve(alpha=alpha, beta=beta, tpr=1 - beta, tnr=1 - alpha,
-                         alpha_star=float(star), infinity_mass=1.0 - float(beta[0]), points=())
+                         alpha_star=float(star), infinity_mass=1.0 - float(beta[0]), points=(),
+                         support=(a, b, 1 - b))
 
 
 def mirror_pair_curve(p: list[float]) -> TradeoffCurve:
