@@ -7,6 +7,7 @@ inputs, not privacy claims, so they are not rounded in either direction).
 from __future__ import annotations
 
 from privspec import spec as s
+from privspec.formatting import fmt_given
 from privspec.report import MechanismSummary, StageSummary
 
 
@@ -54,7 +55,7 @@ def describe(node: s._Node, relation: str) -> str:
         return f"a mechanism known only to be ε-DP with ε = {_num(b.epsilon)}"
     if isinstance(b, s.ApproximateDP):
         return (f"a mechanism known only to be (ε, δ)-DP with ε = {_num(b.epsilon)}, "
-                f"δ = {b.delta:.3g}")
+                f"δ = {fmt_given(b.delta)}")
     if isinstance(b, s.PoissonSampled):
         return f"{describe(b.mechanism, relation)}, on a Poisson-sampled batch ({_rate(b)})"
     if isinstance(b, s.FixedSizeSampled):

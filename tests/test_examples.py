@@ -1,0 +1,101 @@
+"""Every example reproduces the numbers its comment block promises, each checked by a
+route independent of privspec's curve code (closed forms, exact fractions, MATH.md §6–7)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import privspec
+from privspec.report import Report
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def evaluated(name: str) -> Report:
+    return privspec.evaluate(EXAMPLES / name)
+
+
+def test_census_dhc_2020_is_sqrt_two_rho() -> None:
+    # Total ρ from the Bureau's global scale 254/485, by exact fractions; the shares
+    # (per mille) must spend all of it.
+    shares = {"US": 20, "State": 274, "County": 85, "Prim": 131, "Tract_Subset_Group": 131,
+              "Tract_Subset": 238, "Block_Group": 118, "Block": 3}
+    assert sum(shares.values()) == 1000
+    rho = Fraction(485, 254) ** 2
+    report = evaluated("census-dhc-2020.privspec.yaml")
+    # A discrete Gaussian is ρ-zCDP and a little more private than the continuous one
+    # at the same σ, so μ sits just above √(2ρ) (seed 000 reports 2.70, regret ~1e-9).
+    assert report.gdp.mu is not None and report.gdp.regret is not None
+    assert math.sqrt(2 * rho) <= report.gdp.mu <= math.sqrt(2 * rho) + 1e-3
+    assert report.gdp.regret < 1e-8
+    assert report.gdp.tier == 1
+    stage_mus = [stage.mu for stage in report.mechanism.stages]
+    for (name, share), mu in zip(shares.items(), stage_mus, strict=True):
+        assert mu is not None
+        assert mu == pytest.approx(math.sqrt(2 * rho * share / 1000), rel=2e-3), name
+
+
+def test_laplace_counts_is_the_closed_form_tier_ii_case() -> None:
+    report = evaluated("laplace-counts.privspec.yaml")
+    # MATH.md §6: f(α) = 1 − e α (α < 1/(2e)), e⁻¹/(4α) (to 1/2), e⁻¹(1 − α).
+    e = math.e
+    for row in report.tradeoff:
+        a = row.alpha
+        exact = 1 - e * a if a < 1 / (2 * e) else (1 / (4 * e * a) if a <= 0.5 else (1 - a) / e)
+        assert row.beta == pytest.approx(exact, abs=2e-4)
+    # μ from the closed form on a dense grid, independently of privspec's breakpoints.
+    alphas = np.logspace(-12, math.log10(0.5), 20001)
+    f = np.where(alphas < 1 / (2 * e), 1 - e * alphas, 1 / (4 * e * alphas))
+    mu = float(np.max(norm.isf(alphas) - norm.ppf(f)))
+    assert report.gdp.mu == pytest.approx(mu, abs=2e-4)
+    assert report.gdp.mu == pytest.approx(1.0301, abs=1e-3)
+    assert report.gdp.regret == pytest.approx(0.0370, abs=1e-3)
+    assert report.gdp.tier == 2
+    assert report.pure_epsilon == pytest.approx(1.0, abs=1e-3)
+
+
+def test_randomized_response_survey() -> None:
+    report = evaluated("randomized-response-survey.privspec.yaml")
+    # Flip probability 1/4 on a yes/no question: ε = ln 3, μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Prop 6.1).
+    epsilon = math.log(3)
+    assert report.pure_epsilon == pytest.approx(epsilon, abs=1e-3)
+    assert report.gdp.mu == pytest.approx(2 * norm.ppf(0.75), abs=1e-3)
+    assert report.gdp.regret is not None and report.gdp.regret > 0.01
+    assert report.gdp.advantage == pytest.approx(0.5, abs=1e-3)  # 1 − 2 × flip
+
+
+def test_approximate_dp_black_box_has_no_finite_mu() -> None:
+    report = evaluated("approximate-dp-black-box.privspec.yaml")
+    assert report.gdp.mu is None and report.gdp.tier == 2
+    assert report.gdp.mass_at_infinity == pytest.approx(1e-5)
+    assert report.epsilons[0].delta == 1e-5 and report.epsilons[0].epsilon == pytest.approx(8)
+    assert all(e.epsilon is None for e in report.epsilons[1:])  # δ below δ∞: unbounded
+
+
+def test_mixed_pipeline_stages() -> None:
+    report = evaluated("mixed-pipeline.privspec.yaml")
+    search, training, statistics = report.mechanism.stages
+    # Eight unsampled Gaussians with noise multiplier 12: exactly √8 / 12.
+    assert search.mu == pytest.approx(math.sqrt(8) / 12, rel=1e-12)
+    assert training.mu is not None and statistics.mu is not None
+    # The whole is at least as revealing as each part and at most the Gaussian-style
+    # sum of squares plus discretization slack.
+    total = report.gdp.mu
+    assert total is not None
+    parts = [search.mu, training.mu, statistics.mu]
+    assert max(parts) <= total <= math.sqrt(sum(m * m for m in parts)) + 0.05
+
+
+def test_cifar10_example_matches_math_md_section_7() -> None:
+    report = evaluated("cifar10-dpsgd-eps8.privspec.yaml")
+    assert report.gdp.mu is not None and report.gdp.regret is not None
+    assert 1.567 <= report.gdp.mu <= 1.569
+    assert 1.0e-3 <= report.gdp.regret <= 1.3e-3
+    assert report.epsilons[0].epsilon == pytest.approx(7.42, abs=0.01)
+    assert report.published is not None and report.published.epsilon == 8
