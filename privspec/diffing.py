@@ -98,6 +98,8 @@ class SpecDiff(_Frozen):
     rows: list[Row] = Field(description="μ, regret, verdict, advantage, ε at each δ.")
     tradeoff: list[Row] = Field(description="Tier II: the best attack's TPR at each FPR α.")
     changes: list[FieldChange] = Field(description="Spec fields that differ.")
+    contrary: list[str] = Field(description="Labels of rows that moved against the verdict "
+                                "(e.g. ε at one δ grew while μ fell).")
 
 
 # --- reading specs at a git revision -------------------------------------------
@@ -242,6 +244,11 @@ _MISSING = object()
 
 
 def _walk(old: Any, new: Any, path: tuple[str | int, ...], out: list[FieldChange]) -> None:
+    if (isinstance(old, dict) and isinstance(new, dict) and len(old) == len(new) == 1
+            and old.keys() != new.keys()):  # a mechanism of another kind: one change
+        out.append(FieldChange(path=_path_text(path), change="changed", before=old, after=new,
+                               before_text=value_text(old), after_text=value_text(new)))
+        return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in [*old, *(k for k in new if k not in old)]:
             _walk(old.get(key, _MISSING), new.get(key, _MISSING), (*path, key), out)
@@ -434,9 +441,16 @@ def _detail(verdict: Verdict, rows: list[Row]) -> str:
     mu, adv = by_key["mu"], by_key["advantage"]
     if verdict == "unchanged":
         return f"μ = {mu.after_text}, best attack's advantage {adv.after_text}."
-    mu_part = f"μ {mu.before_text} → {mu.after_text}"
-    if mu.change_text != "—":
-        mu_part += f", {mu.change_text}"
+    if mu.before is None and mu.after is None:
+        mu_part = "no finite μ before or after"
+    elif mu.before is None:
+        mu_part = f"μ is now finite: {mu.after_text} (there was no finite μ)"
+    elif mu.after is None:
+        mu_part = f"μ {mu.before_text} → no finite μ"
+    else:
+        mu_part = f"μ {mu.before_text} → {mu.after_text}"
+        if mu.change_text != "—":
+            mu_part += f", {mu.change_text}"
     adv_part = f"the best attack's advantage {adv.before_text} → {adv.after_text}"
     if adv.change_text != "—":
         adv_part += f", {adv.change_text.replace(' pp', ' percentage points')}"
@@ -459,10 +473,12 @@ def diff_reports(before_spec: Spec, after_spec: Spec, before: Report, after: Rep
     tradeoff = _tradeoff_rows(before, after)
     verdict = _verdict(rows, tradeoff)
     comparable = not warnings
+    contrary = [row.label for row in [*rows, *tradeoff]
+                if row.trend in ("weaker", "stronger") and row.trend != verdict]
     return SpecDiff(before_label=before_label, after_label=after_label, title=after.title,
                     verdict=verdict, comparable=comparable, warnings=warnings,
                     summary=_summary(verdict, rows, comparable), rows=rows, tradeoff=tradeoff,
-                    changes=spec_changes(before_spec, after_spec))
+                    changes=spec_changes(before_spec, after_spec), contrary=contrary)
 
 
 def aligned(before: Spec, after: Spec, extra_deltas: list[float] | tuple[float, ...] = ()
@@ -520,7 +536,15 @@ def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: 
         lines += [f"> [!WARNING]\n> **Not comparable.** {esc(warning)}", ""]
     verdict = {"weaker": "**Privacy got weaker.**", "stronger": "**Privacy got stronger.**",
                "unchanged": "**Privacy is unchanged.**"}[diff.verdict]
-    lines.append(f"{verdict} {esc(_detail(diff.verdict, diff.rows))}")
+    detail = _detail(diff.verdict, diff.rows)
+    if detail[:1].isascii():  # a sentence, unless it starts with a symbol such as μ
+        detail = fmt.capfirst(detail)
+    lines.append(f"{verdict} {esc(detail)}")
+    if diff.contrary:
+        other = "weaker" if diff.verdict == "stronger" else "stronger"
+        shown = ", ".join(diff.contrary[:4]) + (" and more" if len(diff.contrary) > 4 else "")
+        lines += ["", f"Not every number moved the same way: {esc(shown)} got {other}. "
+                  "Read the table."]
     if diff.changes:
         summary = changes_summary(diff.changes, path=lambda p: f"`{_code(p)}`", value=esc)
         lines += ["", f"Spec changes: {summary}."]

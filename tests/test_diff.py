@@ -173,9 +173,9 @@ def test_kind_change_and_new_sections_are_listed() -> None:
     changes = spec_changes(privspec.spec.Spec.model_validate(base),
                            privspec.spec.Spec.model_validate(head))
     by_path = {c.path: c for c in changes}
-    assert by_path["mechanism.gaussian"].change == "removed"
-    assert by_path["mechanism.gaussian"].before_text == "{noise_multiplier: 2}"
-    assert by_path["mechanism.compose"].change == "added"
+    assert by_path["mechanism"].change == "changed"  # another kind: one change, not two
+    assert by_path["mechanism"].before_text == "{gaussian: {noise_multiplier: 2}}"
+    assert by_path["mechanism"].after_text.startswith("{compose: [{name: 'search', repeat: 8, ")
     assert by_path["report.deltas"].before_text == "[10⁻⁵, 10⁻⁶, 10⁻⁹]"
     assert by_path["report.deltas"].after_text == "[10⁻⁵]"
     assert by_path["budget"].change == "added" and by_path["budget"].after_text.startswith(
@@ -239,3 +239,41 @@ def test_missing_file_and_invalid_old_version(repo: Path,
     err = capsys.readouterr().err
     assert err.startswith(f"HEAD~1:{SPEC}:8:23: error: mechanism.dpsgd.noise_multiplier: "
                           "must be greater than 0")
+
+
+BLACK_BOX = """privspec: 1
+title: Black box
+unit: one person
+neighbouring: add-or-remove
+mechanism: {approximate_dp: {epsilon: EPS, delta: 1e-6}}
+accounting: {discretization: 1e-3}
+"""
+
+
+def test_without_finite_mu_the_advantage_decides(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = tmp_path / "old.privspec.yaml", tmp_path / "new.privspec.yaml"
+    old.write_text(BLACK_BOX.replace("EPS", "1"), encoding="utf-8")
+    new.write_text(BLACK_BOX.replace("EPS", "2"), encoding="utf-8")
+    assert main(["diff", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "**Privacy got weaker.** No finite μ before or after; the best attack's advantage " \
+        in out
+    assert "| μ-GDP | no finite μ | no finite μ | — |" in out
+
+
+def test_numbers_moving_against_the_verdict_are_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = tmp_path / "old.privspec.yaml", tmp_path / "new.privspec.yaml"
+    old.write_text(BLACK_BOX.replace("EPS", "1"), encoding="utf-8")
+    new.write_text(BLACK_BOX.replace("{approximate_dp: {epsilon: EPS, delta: 1e-6}}",
+                                     "{gaussian: {noise_multiplier: 2}}"), encoding="utf-8")
+    assert main(["diff", str(old), str(new), "-f", "json"]) == 0
+    (diff,) = json.loads(capsys.readouterr().out)
+    assert diff["verdict"] == "stronger"  # a finite μ where there was none
+    assert "ε at δ = 10⁻⁵" in diff["contrary"]  # but ε at δ = 10⁻⁵ grew from 1 to 2
+    assert main(["diff", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "**Privacy got stronger.** μ is now finite: 0.501 (there was no finite μ)" in out
+    assert "Not every number moved the same way: ε at δ = 10⁻⁵" in out
+    assert "Spec changes: `mechanism` {approximate\\_dp: {epsilon: 1, delta: 10⁻⁶}} → " in out
