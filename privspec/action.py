@@ -266,6 +266,9 @@ def run(args: argparse.Namespace) -> tuple[int, str, list[Section]]:
                                      require_tier1=args.require_tier1)
     except ValueError as error:
         raise ActionError(str(error)) from None
+    if not args.base.strip():
+        raise ActionError("no base revision: the action takes the pull request's base; on "
+                          "other events set the 'base' input (e.g. github.event.before)")
     try:
         root = repository_root(args.repo)
         verify_revision(root, args.base)

@@ -168,6 +168,7 @@ def test_invalid_spec_in_the_pull_request_exits_2(tmp_path: Path,
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--base", "no-such-sha"], "privspec action: error: unknown revision 'no-such-sha'"),
+    (["--base", ""], "privspec action: error: no base revision"),
     (["--base", "HEAD", "--max-epsilon", "1"], "privspec action: error: --max-epsilon needs "
                                                 "--delta"),
 ])
