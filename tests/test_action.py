@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
 
 import privspec
 from privspec import formatting as fmt
 from privspec.action import COMMENT_MARKER, main
 from privspec.loader import load_spec_text
-from tests.git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = "specs/train.privspec.yaml"

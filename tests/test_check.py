@@ -8,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from git_repo import dpsgd_spec
 
 import privspec
 from privspec import formatting as fmt
@@ -16,7 +17,6 @@ from privspec.cli import main
 from privspec.diagnostics import SpecError
 from privspec.loader import load_spec_text
 from privspec.report import Report
-from tests.git_repo import dpsgd_spec
 
 NO_MU = """privspec: 1
 title: A black box

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from git_repo import GIT_ENV, commit, dpsgd_spec, init_repo
 
 import privspec
 from privspec import formatting as fmt
@@ -20,7 +21,6 @@ from privspec.diffing import (
 )
 from privspec.loader import load_spec_text
 from privspec.report import Report
-from tests.git_repo import GIT_ENV, commit, dpsgd_spec, init_repo
 
 SPEC = "specs/train.privspec.yaml"
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from tests.git_repo import GIT_ENV, dpsgd_spec, git, init_repo
+from git_repo import GIT_ENV, dpsgd_spec, git, init_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 PRE_COMMIT = shutil.which("pre-commit", path=os.pathsep.join(
