@@ -141,8 +141,7 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     from_first = order < own[0].size
     count_first = np.cumsum(from_first)
     count_second = np.arange(1, slopes.size + 1) - count_first
-    keep = slopes <= -1.0
-    slopes, count_first, count_second = slopes[keep], count_first[keep], count_second[keep]
+    # Every slope is −e^y with y ≥ 0, so all are ≤ −1: the supporting lines of δ(ε), ε ≥ 0.
     # Intervals: (−∞, s_0), (s_0, s_1), ..., (s_last, −1]; probe both ends of each.
     left_ends = np.concatenate(([slopes[0] - 1.0] if slopes.size else [-2.0], slopes))
     right_ends = np.concatenate((slopes, [-1.0]))

@@ -110,12 +110,19 @@ def regret(curve: TradeoffCurve, mu: float) -> float:
     # the left half (up to α*) decides Δ.
     half = int(np.searchsorted(curve.alpha, curve.alpha_star, side="right")) + 1
     a, b = curve.alpha[:half], curve.beta[:half]
+    # A lower bound from a few hundred vertices; a point at α needs a shift of at most α
+    # (at α − κ = 0, G_μ = 1 ≥ f − κ), so nothing left of the bound can beat it.
+    step = max(1, a.size // 512)
+    sample = slice(0, a.size, step)
+    low = float(np.max(_exact_shifts(a[sample], b[sample], mu, np.zeros(a[sample].size))))
+    first = int(np.searchsorted(a, low, side="right")) - 1
+    a, b = a[max(first, 0):], b[max(first, 0):]
     # Tangent candidates, one per segment of finite negative slope.
     da, db = np.diff(a), np.diff(b)
     with np.errstate(divide="ignore", invalid="ignore"):
         s = db / da
     ok = (da > 0) & (s < 0) & np.isfinite(s)
-    best = 0.0
+    best = low
     if mu > 0 and ok.any():
         s_ok = s[ok]
         c = b[:-1][ok] - s_ok * a[:-1][ok]
@@ -125,10 +132,11 @@ def regret(curve: TradeoffCurve, mu: float) -> float:
         touch = x_s + kappa
         valid = (kappa > 0) & (touch >= a[:-1][ok]) & (touch <= a[1:][ok])
         if valid.any():
-            best = float(np.max(kappa[valid]))
+            best = max(best, float(np.max(kappa[valid])))
     # Vertices: only those still above G_μ after sliding by the best candidate.
-    pending = _shift_residual(a, b, np.full(a.shape, best), mu) > 0
-    pending &= a > best
+    pending = a > best
+    pending[pending] = _shift_residual(a[pending], b[pending], np.full(int(pending.sum()), best),
+                                       mu) > 0
     if pending.any():
         shifts = _exact_shifts(a[pending], b[pending], mu, np.full(int(pending.sum()), best))
         best = max(best, float(np.max(shifts)))
