@@ -13,11 +13,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+import numpy as np
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
+from privspec.curve import delta_for_epsilons, pmfs_from_pld, points_from_pmf
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
@@ -126,6 +129,9 @@ class _Lowering:
             return self.repeated(_Lowered(plds=[step]), block.times())
         if isinstance(block, s.PoissonSampled):
             return _Lowered(plds=[self._additive(block.mechanism.block, block.rate())])
+        if isinstance(block, s.FixedSizeSampled):
+            return _Lowered(plds=[self._fixed_size(block.mechanism.block,
+                                                   block.batch_size / block.dataset_size)])
         if isinstance(block, s.Gaussian):
             return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
         return _Lowered(plds=[self._single(block)])
@@ -170,6 +176,44 @@ class _Lowering:
             use_connect_dots=True,
             neighboring_relation=ReplaceOne if self.replace_one else AddOrRemove,
         )
+
+    def _fixed_size(self, block: object, rate: float) -> PLD:
+        """One release on a batch sampled without replacement, under replace-one.
+
+        Dong, Roth & Su (Thm 4.2): if the release is f-DP under replace-one, the
+        subsampled one is C_p(f) = min(f_p, f_p⁻¹)**-DP with f_p = p·f + (1 − p)·Id and
+        p = batch/dataset.  f_p is the trade-off of (P, (1 − p)P + pQ), dp-accounting's
+        add-or-remove subsampled pair shifted by the replace-one sensitivity, so the
+        symmetrized curve of that PLD is C_p(f).  Composition must compose C_p(f), not
+        the two directions separately (that would be optimistic: Lebeda et al. 2024),
+        so the step becomes one symmetric PLD built from C_p(f)'s profile.
+        """
+        if isinstance(block, s.Gaussian):
+            sigma, shift = ((block.noise_multiplier, 2.0) if block.noise_multiplier is not None
+                            else (block.sigma, block.sensitivity or 1.0))
+            step = plds.from_gaussian_mechanism(
+                sigma, sensitivity=shift, sampling_prob=rate,
+                value_discretization_interval=self.h, use_connect_dots=True)
+        else:
+            step = self._single(block, rate)
+        return step if rate == 1.0 else self._symmetric(step)
+
+    def _symmetric(self, pld: PLD) -> PLD:
+        """A symmetric pessimistic PLD whose trade-off curve covers the symmetrized curve
+        of ``pld`` (MATH.md §2), by connect-the-dots (Doroshenko et al. 2022, Alg. 1)
+        from its privacy profile on the grid: δ(ε) = max(δ_remove, δ_add) for ε ≥ 0, and
+        δ(−ε) = 1 − e^{−ε}(1 − δ(ε)), the profile of a symmetric curve."""
+        points = tuple(points_from_pmf(p) for p in pmfs_from_pld(pld))
+        largest = max((float(c.losses[0]) for c in points if c.losses.size), default=0.0)
+        top = max(1, math.ceil(largest / self.h))
+        grid = np.arange(0, top + 1)
+        positive = delta_for_epsilons(points, grid * self.h)
+        epsilons = grid[1:][::-1] * self.h
+        negative = -np.expm1(-epsilons) + np.exp(-epsilons) * positive[1:][::-1]
+        deltas = np.clip(np.concatenate((negative, positive)), 0.0, 1.0)
+        rounded = np.concatenate((-grid[1:][::-1], grid))
+        pmf = pld_pmf.create_pmf_pessimistic_connect_dots(self.h, rounded, deltas)
+        return plds.PrivacyLossDistribution(pmf)
 
     def _additive(self, block: object, rate: float) -> PLD:
         """A Poisson-subsampled noise-adding release (validation limits the kinds)."""

@@ -259,3 +259,17 @@ def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> fl
             continue
         worst = max(worst, float(answer[j]))
     return worst
+
+
+def delta_for_epsilons(points: tuple[DirectionalPoints, ...], epsilons: FloatArray) -> FloatArray:
+    """δ(ε) = max over directions of Σ_{y>ε} (1 − e^{ε−y}) p(y) + p∞, for ε ≥ 0 (ascending).
+
+    The accountant's hockey-stick divergence from the same tail sums, vectorised: on
+    ε ∈ [y_j, y_{j−1}) the losses above ε are the top j, so δ(ε) = TPR_j − e^ε α_j.
+    """
+    worst = np.zeros(epsilons.size)
+    for chain in points:
+        above = np.searchsorted(-chain.losses, -epsilons, side="left")  # losses > ε
+        delta = chain.tpr[above] - np.exp(epsilons) * chain.alpha[above]
+        worst = np.maximum(worst, delta)
+    return np.asarray(worst)

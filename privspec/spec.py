@@ -346,7 +346,8 @@ class PoissonSampled(_SamplingRate):
 class FixedSizeSampled(_Strict):
     """Sampling a fixed-size batch uniformly without replacement, then running
     ``mechanism`` once. Its amplification holds under replace-one neighbours
-    (Balle, Barthe & Gaboardi 2018); it is not Poisson sampling."""
+    (Balle, Barthe & Gaboardi 2018; Dong, Roth & Su, Thm 4.2); it is not Poisson
+    sampling. Repeated steps compose the symmetric per-step curve C_p(f)."""
 
     batch_size: DatasetSize = Field(description="Number of records in every batch.")
     dataset_size: DatasetSize = Field(description="Number of records N in the dataset.")
@@ -780,16 +781,10 @@ def relation_problems(root: _Node, relation: str) -> list[tuple[tuple[str | int,
                     problems.append(((*here, "mechanism"),
                                      "under replace-one, Poisson sampling is accounted only "
                                      "for a gaussian given by 'noise_multiplier'"))
-        if isinstance(block, FixedSizeSampled):
-            if relation != "replace-one":
-                problems.append((here, "fixed-size sampling without replacement is analysed "
-                                 "under 'neighbouring: replace-one' (Balle et al. 2018); for "
-                                 "add-or-remove use poisson_sampled if batches are Poisson-sampled"))
-            else:
-                problems.append((here, "fixed-size sampling without replacement cannot be "
-                                 "accounted yet: composing its two directions separately is "
-                                 "optimistic (Lebeda et al. 2024); use poisson_sampled only if "
-                                 "the batches really are Poisson-sampled"))
+        if isinstance(block, FixedSizeSampled) and relation != "replace-one":
+            problems.append((here, "fixed-size sampling without replacement is analysed "
+                             "under 'neighbouring: replace-one' (Balle et al. 2018); for "
+                             "add-or-remove use poisson_sampled if batches are Poisson-sampled"))
     return problems
 
 
