@@ -8,6 +8,7 @@ Numerical modules are imported inside the commands that need them, so that
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated
 
@@ -326,8 +327,9 @@ def _render_targets(formats: list[str], variant: str | None) -> list[tuple[str, 
     return targets
 
 
-def _write_atomically(files: dict[str, str]) -> None:
+def _write_atomically(files: Mapping[str, str | bytes]) -> None:
     """Write every file or none: temporary files first, then renames (each atomic).
+    Texts are written as UTF-8, bytes (figures) as they are.
 
     A failure before the renames leaves every existing file untouched.
     """
@@ -342,10 +344,16 @@ def _write_atomically(files: dict[str, str]) -> None:
             handle, temporary = tempfile.mkstemp(
                 dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
             staged.append((temporary, path))
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())
+            if isinstance(text, bytes):
+                with os.fdopen(handle, "wb") as binary:
+                    binary.write(text)
+                    binary.flush()
+                    os.fsync(binary.fileno())
+            else:
+                with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+                    stream.write(text)
+                    stream.flush()
+                    os.fsync(stream.fileno())
             try:
                 mode = os.stat(path).st_mode & 0o7777
             except FileNotFoundError:
@@ -367,7 +375,7 @@ def render(
         metavar="SPEC", help="Spec files (*.privspec.yaml) to render.", show_default=False)],
     formats: Annotated[list[str] | None, typer.Option(
         "--format", "-f", metavar="FORMAT[:VARIANT]",
-        help="markdown, latex or json, optionally with a variant (markdown:model-card, "
+        help="markdown, latex, html or json, optionally with a variant (markdown:model-card, "
         "latex:standalone); repeat it or separate with commas for several. Default: the "
         "spec's report.formats.", show_default=False)] = None,
     variant: Annotated[str | None, typer.Option(
@@ -380,7 +388,8 @@ def render(
         show_default=False)] = None,
     output_dir: Annotated[str | None, typer.Option(
         "--output-dir", "-d", metavar="DIR", help="Write each document to DIR/<spec "
-        "stem><suffix>: .md, -model-card.md, .tex and -macros.tex, -standalone.tex, .json.",
+        "stem><suffix>: .md, -model-card.md, .tex and -macros.tex, -standalone.tex, .html, "
+        ".json; Markdown's figure to -tradeoff.svg and -tradeoff.png.",
         show_default=False)] = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Write nothing: render in memory, compare with the files of -o or "
@@ -394,24 +403,31 @@ def render(
         "'privspec' + the spec file's name, e.g. privspecCifarOneZero...).",
         show_default=False)] = None,
 ) -> None:
-    """Render privacy reports: Markdown, LaTeX and JSON, from the evaluated spec.
+    """Render privacy reports: Markdown, LaTeX, HTML and JSON, from the evaluated spec.
 
     Documents go to stdout (several are separated by a blank line) unless -o or
-    --output-dir is given; diagnostics go to stderr. Nothing is written unless
+    --output-dir is given; diagnostics go to stderr. Written Markdown shows the
+    trade-off figure from files beside it (<stem>-tradeoff.svg and .png, needs
+    matplotlib: pip install 'privspec[plot]'); Markdown on stdout has no figure.
+    LaTeX draws it with pgfplots; HTML inlines it. Nothing is written unless
     every spec loads, evaluates and renders; each file is replaced atomically.
     Exit 0 when done, 1 when --check finds a stale file, 2 when it cannot run.
     """
     import difflib
     import os
 
+    from privspec import figures
     from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
     from privspec.loader import load_spec
-    from privspec.render import RenderError, render_documents, spec_stem
+    from privspec.render import RenderError, figure_paths, render_documents, spec_stem
     from privspec.spec import Spec
 
     def fail(message: str) -> typer.Exit:
         typer.echo(f"privspec render: error: {message}", err=True)
         return typer.Exit(EXIT_CANNOT_RUN)
+
+    plotting = figures.available()
+    missing_plot_noted = False
 
     if output is not None and output_dir is not None:
         raise fail("give either --output or --output-dir, not both")
@@ -437,7 +453,8 @@ def render(
 
     from privspec.evaluation import evaluate as evaluate_spec
 
-    documents: list[tuple[str | None, str]] = []  # (destination or None for stdout, text)
+    # (destination or None for stdout, text; bytes for a figure)
+    documents: list[tuple[str | None, str | bytes]] = []
     for path, spec in loaded:
         targets = requested or [(name, variant) for name in spec.report.formats]
         if output not in (None, "-") and (len(loaded) > 1 or len(targets) > 1):
@@ -454,10 +471,24 @@ def render(
                 command += f" --output-dir {output_dir}"
             if macro_prefix:
                 command += f" --macro-prefix {macro_prefix}"
+            to_files = output not in (None, "-") or output_dir is not None
+            figure_files: tuple[str, str] | None = None
+            if name == "markdown" and to_files and plotting:
+                main_file = (output if output not in (None, "-") else
+                             os.path.join(output_dir or ".", spec_stem(path) + ".md"))
+                assert main_file is not None
+                figure_files = figure_paths(main_file)
+            if (name == "html" or (name == "markdown" and to_files)) and not plotting \
+                    and not missing_plot_noted:
+                missing_plot_noted = True
+                typer.echo(f"privspec render: note: no figure, matplotlib is not installed "
+                           f"({figures.INSTALL_HINT})", err=True)
             try:
-                rendered = render_documents(report, name, variant=chosen,
-                                            template_dir=template_dir, command=command,
-                                            macro_prefix=macro_prefix)
+                rendered = render_documents(
+                    report, name, variant=chosen, template_dir=template_dir, command=command,
+                    macro_prefix=macro_prefix,
+                    figure=None if figure_files is None else
+                    (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])))
             except RenderError as error:
                 raise fail(f"{path}: {error}") from None
             main_part = rendered[-1]
@@ -471,11 +502,16 @@ def render(
                 else:
                     destination = None
                 documents.append((destination, document.text))
+            if figure_files is not None:
+                for figure_file, form in zip(figure_files, ("svg", "png"), strict=True):
+                    if any(destination == figure_file for destination, _ in documents):
+                        continue  # the report and its model card share one figure
+                    documents.append((figure_file, figures.figure_bytes(report, form)))
 
     if all(destination is None for destination, _ in documents):
-        typer.echo("\n".join(text for _, text in documents), nl=False)
+        typer.echo("\n".join(text for _, text in documents if isinstance(text, str)), nl=False)
         raise typer.Exit(EXIT_OK)
-    files: dict[str, str] = {}
+    files: dict[str, str | bytes] = {}
     for destination, text in documents:
         assert destination is not None
         if destination in files:
@@ -485,14 +521,23 @@ def render(
     if check:
         stale = 0
         for destination, text in files.items():
+            current: str | bytes | None
             try:
-                with open(destination, encoding="utf-8", newline="") as stream:
-                    current: str | None = stream.read()
+                if isinstance(text, bytes):
+                    with open(destination, "rb") as binary:
+                        current = binary.read()
+                else:
+                    with open(destination, encoding="utf-8", newline="") as stream:
+                        current = stream.read()
             except OSError:
                 current = None
             if current == text:
                 continue
             stale += 1
+            if isinstance(text, bytes) or isinstance(current, bytes):
+                state = "missing" if current is None else "stale"
+                typer.echo(f"{destination}: {state} (figure)", err=True)
+                continue
             diff = difflib.unified_diff(
                 (current or "").splitlines(keepends=True), text.splitlines(keepends=True),
                 fromfile=f"{destination} (committed)" if current is not None else "/dev/null",
@@ -513,6 +558,64 @@ def render(
     for destination in files:
         typer.echo(f"wrote {destination}", err=True)
 
+
+
+# --- commands: plot (figures) ---------------------------------------------------
+
+
+def _figure_format_or_exit(path: str, command: str) -> str:
+    """The figure format of a file name (.svg, .png, .pdf), or a one-line error and exit 2."""
+    import os
+
+    from privspec import figures
+
+    extension = os.path.splitext(path)[1].lower().lstrip(".")
+    if extension not in figures.FIGURE_FORMATS:
+        typer.echo(f"privspec {command}: error: {path}: a figure file ends in .svg, .png or "
+                   ".pdf", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN)
+    if not figures.available():
+        typer.echo(f"privspec {command}: error: figures need matplotlib: "
+                   f"{figures.INSTALL_HINT}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN)
+    return extension
+
+
+@app.command()
+def plot(
+    spec: Annotated[str, typer.Argument(
+        metavar="SPEC", help="The spec file (*.privspec.yaml) to draw.", show_default=False)],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", metavar="FILE", help="The figure file: .svg, .png or .pdf "
+        "(written atomically).", show_default=False)],
+) -> None:
+    """Draw the trade-off curve against G_μ: linear, and TPR against FPR on log–log axes.
+
+    The exact curve (solid), the Gaussian curve G_μ of the reported μ (dashed), the
+    Tier II table's rows (circles) and the best attack α* (diamond); the legend gives
+    μ and regret. Output is deterministic (no dates or versions), so figures can be
+    committed. Needs matplotlib: pip install 'privspec[plot]'. Exit 0 when written,
+    2 when it cannot run.
+    """
+    form = _figure_format_or_exit(output, "plot")
+    from privspec import figures
+    from privspec.evaluation import evaluate as evaluate_spec
+    from privspec.spec import Spec
+
+    loaded = _load_or_exit(spec)
+    assert isinstance(loaded, Spec)
+    try:
+        report = evaluate_spec(loaded, spec_path=spec)
+    except Exception as error:  # the evaluator's refusal, without a traceback
+        typer.echo(f"privspec plot: error: {spec}: cannot evaluate: {error}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    try:
+        _write_atomically({output: figures.figure_bytes(report, form)})
+    except OSError as error:
+        typer.echo(f"privspec plot: error: cannot write {output}: {error.strerror or error}",
+                   err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    typer.echo(f"wrote {output}", err=True)
 
 
 # --- commands: diff, check (pull requests and budgets) -----------------------
@@ -555,6 +658,10 @@ def diff(
     fail_on_weaker: Annotated[bool, typer.Option(
         "--fail-on-weaker", help="Exit 1 when privacy got weaker in any comparison, or the "
         "numbers are not comparable.")] = False,
+    plot_file: Annotated[str | None, typer.Option(
+        "--plot", metavar="FILE", help="Also draw both trade-off curves (and their G_μ) on "
+        "one figure: .svg, .png or .pdf; one comparison only. Needs matplotlib: pip install "
+        "'privspec[plot]'.", show_default=False)] = None,
 ) -> None:
     """Compare two versions of a spec: μ, regret, verdict, advantage, ε(δ), the Tier II
     table, and the spec fields that changed.
@@ -599,6 +706,11 @@ def diff(
                 pairs.append((path, old_text, old_label, new_text, new_label))
     except DiffError as error:
         raise fail(str(error)) from None
+    plot_form = None
+    if plot_file is not None:
+        if len(pairs) != 1:
+            raise fail("--plot draws one comparison; give one spec (or BASE HEAD)")
+        plot_form = _figure_format_or_exit(plot_file, "diff")
 
     from privspec.evaluation import evaluate as evaluate_spec
 
@@ -618,6 +730,14 @@ def diff(
             raise fail(f"{path}: cannot evaluate: {error}") from None
         results.append((path, diff_reports(before, after, *reports, before_label=old_label,
                                            after_label=new_label)))
+        if plot_file is not None and plot_form is not None:
+            from privspec.figures import comparison_bytes
+
+            try:
+                _write_atomically({plot_file: comparison_bytes(*reports, plot_form)})
+            except OSError as error:
+                raise fail(f"cannot write {plot_file}: {error.strerror or error}") from None
+            typer.echo(f"wrote {plot_file}", err=True)
 
     diffs = [d for _, d in results]
     if output_format is DiffFormat.json:

@@ -35,10 +35,13 @@ from privspec.report import (
 )
 from privspec.spec import Spec
 
-#: α values at which the report samples the curve for figures (exact values there).
+#: α values at which the report samples the curve for figures (exact values there):
+#: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
 CURVE_SAMPLE_ALPHAS = tuple(
-    sorted({*np.logspace(-12, -1, 45).tolist(), *np.linspace(0.1, 1.0, 37).tolist()})
+    sorted({*np.logspace(-12, -1, 221).tolist(), *np.linspace(0.1, 1.0, 91).tolist()})
 )
+#: A curve with at most this many breakpoints is sampled at its breakpoints too (its kinks).
+CURVE_SAMPLE_BREAKPOINTS = 64
 
 
 def spec_sha256(spec: Spec) -> str:
@@ -167,7 +170,10 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
             epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
 
-    sample = np.asarray(CURVE_SAMPLE_ALPHAS)
+    extra = [curve.alpha_star, float(curve.beta_at(curve.alpha_star)), *options.alphas]
+    if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS:
+        extra += curve.alpha.tolist()
+    sample = np.asarray(sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)}))
     versions = _versions()
     return Report(
         title=model.title,

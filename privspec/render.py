@@ -1,4 +1,4 @@
-"""Rendering a :class:`~privspec.report.Report` as Markdown, LaTeX or JSON.
+"""Rendering a :class:`~privspec.report.Report` as Markdown, LaTeX, HTML or JSON.
 
 Every format is a pure function of the report: this module only arranges
 values the evaluator computed.  Numbers go through the filters of
@@ -18,8 +18,16 @@ Formats and variants (``variant=None`` is the first one listed):
 * ``latex``: ``fragment`` (two files: macros ``\\newcommand``'s and a fragment
   to ``\\input``, needing ``booktabs``) and ``standalone`` (one document that
   compiles with pdflatex);
+* ``html``: ``report``, one self-contained page (inline CSS and SVG figure, no
+  scripts, nothing fetched from the network);
 * ``json``: ``report``, exactly ``Report.model_dump_json(indent=2)`` plus a
   newline.
+
+Figures (:mod:`privspec.figures`): LaTeX draws the trade-off curve natively with
+pgfplots from the report's curve values; HTML inlines the SVG figure when
+matplotlib is installed (a note in the page otherwise); Markdown links a figure
+file when told where it is (``figure=``, see :func:`figure_paths`), which the CLI
+writes beside the report.
 
 A user template directory may add variants: ``markdown/<name>.md.j2`` and
 ``latex/<name>.tex.j2`` render as one document each.
@@ -42,16 +50,20 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from privspec import formatting
 from privspec.report import Report
 
-Format = Literal["markdown", "latex", "json"]
-FORMATS: tuple[Format, ...] = ("markdown", "latex", "json")
+Format = Literal["markdown", "latex", "html", "json"]
+FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json")
 #: Built-in variants of each format; the first is the default.
 VARIANTS: dict[str, tuple[str, ...]] = {
     "markdown": ("report", "model-card"),
     "latex": ("fragment", "standalone"),
+    "html": ("report",),
     "json": ("report",),
 }
-_EXTENSIONS = {"markdown": ".md", "latex": ".tex", "json": ".json"}
-_STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex"}
+_EXTENSIONS = {"markdown": ".md", "latex": ".tex", "html": ".html", "json": ".json"}
+_STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex",
+                                        "html": "unicode"}
+#: What follows a report's file stem in its figure files' names (``.svg`` and ``.png``).
+FIGURE_SUFFIX = "-tradeoff"
 #: What the report calls the thing it describes, by the root mechanism's kind.
 _DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
@@ -107,6 +119,28 @@ def label_for(report: Report) -> str:
     base = spec_stem(report.spec_path) if report.spec_path else report.title
     slug = "-".join(word.lower() for word in re.findall(r"[A-Za-z0-9]+", _fold(base)))
     return f"tab:privspec-{slug or 'report'}"
+
+
+def figure_label_for(report: Report) -> str:
+    """The LaTeX label of the report's figure: ``fig:privspec-<slug>``."""
+    return "fig:" + label_for(report).removeprefix("tab:")
+
+
+def figure_paths(document_path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The SVG and PNG figure files beside a Markdown report, named after its stem:
+    ``out/cifar10.md`` -> (``out/cifar10-tradeoff.svg``, ``out/cifar10-tradeoff.png``)."""
+    path = os.fspath(document_path)
+    stem = os.path.splitext(path)[0]
+    if stem.endswith("-model-card"):
+        stem = stem.removesuffix("-model-card")
+    return stem + FIGURE_SUFFIX + ".svg", stem + FIGURE_SUFFIX + ".png"
+
+
+def _link(path: str) -> str:
+    """A relative path as a Markdown link destination (percent-encoded, '/' kept)."""
+    from urllib.parse import quote
+
+    return quote(PurePath(path).as_posix(), safe="/")
 
 
 def _fold(text: str) -> str:
@@ -182,10 +216,24 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
         )
     environment = ImmutableSandboxedEnvironment(**options)
     environment.filters.update(formatting.filters(_STYLES[fmt]))
+    if fmt == "html":
+        environment.filters["esc"] = _escape_html
+        environment.filters["paragraphs"] = _html_paragraphs
     environment.filters["code"] = _markdown_code
     environment.filters["comment"] = _comment
     environment.filters["deltakey"] = delta_key
     return environment
+
+
+def _escape_html(text: str) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def _html_paragraphs(text: str) -> list[str]:
+    chunks = re.split(r"\n\s*\n", text)
+    return [_escape_html(" ".join(chunk.split())) for chunk in chunks if chunk.strip()]
 
 
 def _template_exists(environment: jinja2.Environment, name: str) -> bool:
@@ -217,12 +265,16 @@ def render_documents(
     template_dir: str | os.PathLike[str] | None = None,
     command: str | None = None,
     macro_prefix: str | None = None,
+    figure: tuple[str, str] | None = None,
 ) -> list[Document]:
     """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
 
     ``command`` is printed in the reproducibility section (default: ``privspec
     render <spec_path> --format <fmt>``); ``macro_prefix`` overrides the LaTeX
     macro prefix (letters only) derived by :func:`macro_prefix_for`.
+    ``figure`` is the (SVG, PNG) pair of figure files relative to the Markdown
+    document, which then shows the SVG and links the PNG (nothing by default:
+    text printed to a terminal has no place for a figure).
     Raises :class:`RenderError` for an unknown format or variant or a template
     that fails.
     """
@@ -241,7 +293,8 @@ def render_documents(
         known = ", ".join(VARIANTS[fmt])
         raise RenderError(f"unknown {fmt} variant {chosen!r}; built in: {known} "
                           f"(or a template {plan[0][1]} in --template-dir)")
-    context = _context(report, fmt, chosen, command, macro_prefix)
+    context = dict(_context(report, fmt, chosen, command, macro_prefix))
+    context.update(_figure_context(report, fmt, figure))
     documents = []
     for part, name, suffix in plan:
         try:
@@ -260,10 +313,11 @@ def render(
     template_dir: str | os.PathLike[str] | None = None,
     command: str | None = None,
     macro_prefix: str | None = None,
+    figure: tuple[str, str] | None = None,
 ) -> str:
     """``report`` rendered as one text (LaTeX's macros come before its fragment)."""
     documents = render_documents(report, fmt, variant=variant, template_dir=template_dir,
-                                 command=command, macro_prefix=macro_prefix)
+                                 command=command, macro_prefix=macro_prefix, figure=figure)
     return "\n".join(document.text for document in documents)
 
 
@@ -301,6 +355,23 @@ def _template_problem(name: str, error: jinja2.TemplateError) -> str:
     return f"template {where}: {error.message or type(error).__name__}"
 
 
+def _figure_context(report: Report, fmt: str,
+                    figure: tuple[str, str] | None) -> Mapping[str, Any]:
+    """What the templates need of the figure: file links (Markdown), pgfplots
+    coordinates (LaTeX) or the inline SVG (HTML; None without matplotlib)."""
+    from privspec import figures
+
+    if fmt == "markdown":
+        return {"figure": None if figure is None else tuple(_link(path) for path in figure)}
+    if fmt == "latex":
+        return {"pgf": figures.pgfplots_coordinates(report),
+                "figure_label": figure_label_for(report)}
+    if fmt == "html":
+        return {"svg": figures.svg_for_html(report) if figures.available() else None,
+                "install_hint": figures.INSTALL_HINT}
+    return {}
+
+
 def _context(
     report: Report, fmt: str, variant: str, command: str | None, macro_prefix: str | None
 ) -> Mapping[str, Any]:
@@ -321,12 +392,15 @@ def _context(
 
 
 __all__ = [
+    "FIGURE_SUFFIX",
     "FORMATS",
     "VARIANTS",
     "Document",
     "RenderError",
     "default_command",
     "delta_key",
+    "figure_label_for",
+    "figure_paths",
     "label_for",
     "macro_prefix_for",
     "render",

@@ -43,9 +43,18 @@ EXAMPLE_TARGETS = [target for target in TARGETS if target[0] != "json"]
 
 
 def mask_versions(text: str) -> str:
-    """Installed versions of the numerical stack vary between machines: mask them."""
+    """Installed versions of the numerical stack vary between machines: mask them, and the
+    inline SVG figure of HTML pages (matplotlib's output; tests/test_figures.py checks it)."""
+    text = re.sub(r"<svg\b.*?</svg>", "<svg><!-- figure --></svg>", text, flags=re.S)
     return re.sub(r"\b(privspec|dp-accounting|numpy|scipy|python) \d[\w.+-]*",
                   r"\1 <version>", text)
+
+
+def example_figure(stem: str, fmt: str) -> tuple[str, str] | None:
+    """The figure files the CLI links from Markdown written to examples/rendered."""
+    if fmt != "markdown":
+        return None
+    return f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png"
 
 
 @functools.cache
@@ -70,7 +79,8 @@ def example_command(stem: str, fmt: str, variant: str) -> str:
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_fixture_golden(name: str, fmt: str, variant: str) -> None:
     for document in render_documents(FIXTURES[name](), fmt, variant=variant):
-        assert_golden(GOLDEN / f"{name}{document.suffix}", document.text)
+        assert_golden(GOLDEN / f"{name}{document.suffix}", document.text,
+                      normalize=mask_versions)
 
 
 @pytest.mark.parametrize(("fmt", "variant"), EXAMPLE_TARGETS)
@@ -79,7 +89,8 @@ def test_example_golden(spec: Path, fmt: str, variant: str) -> None:
     stem = spec.name.removesuffix(".privspec.yaml")
     report = example_report(stem)
     documents = render_documents(report, fmt, variant=variant,
-                                 command=example_command(stem, fmt, variant))
+                                 command=example_command(stem, fmt, variant),
+                                 figure=example_figure(stem, fmt))
     for document in documents:
         assert_golden(RENDERED / f"{stem}{document.suffix}", document.text,
                       normalize=mask_versions)
@@ -91,9 +102,12 @@ def test_every_example_has_rendered_files() -> None:
     for stem in stems:
         assert f"{stem}.md" in rendered
         assert f"{stem}.tex" in rendered
+        assert f"{stem}.html" in rendered
+        assert {f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png"} <= rendered
     orphans = {name for name in rendered
                if not any(name.startswith(stem + ext) for stem in stems
-                          for ext in (".", "-model-card.", "-macros.", "-standalone."))}
+                          for ext in (".", "-model-card.", "-macros.", "-standalone.",
+                                      "-tradeoff."))}
     assert not orphans, f"rendered files without an example: {sorted(orphans)}"
 
 
@@ -274,7 +288,7 @@ def test_macros_and_fragment_use_one_prefix() -> None:
 def test_unknown_format_and_variant() -> None:
     report = FIXTURES["dpsgd-tier1"]()
     with pytest.raises(RenderError, match="unknown format"):
-        render(report, "html")
+        render(report, "pdf")
     with pytest.raises(RenderError, match="unknown markdown variant"):
         render(report, "markdown", variant="poster")
     with pytest.raises(RenderError, match="no variants"):
