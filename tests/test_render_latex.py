@@ -17,7 +17,7 @@ import pytest
 from report_fixtures import FIXTURES
 from test_render import EXAMPLES, example_report
 
-from privspec.render import macro_prefix_for, render_documents
+from privspec.render import figure_label_for, macro_prefix_for, render_documents
 from privspec.report import Report
 
 
@@ -69,7 +69,8 @@ def test_example_standalone_compiles(pdflatex: str, tmp_path: Path, spec: Path) 
 
 
 def test_several_fragments_in_one_paper(pdflatex: str, tmp_path: Path) -> None:
-    """A paper with its own \\mu-like macros inputs every report: no collision."""
+    """A paper with its own \\mu-like macros inputs every report: no collision; with
+    pgfplots loaded, every report's figure is drawn."""
     reports = [(name, report, macro_prefix_for(report)) for name, report in _reports().items()]
     for spec in EXAMPLES:  # the fixtures borrow the examples' file names: rename them
         report = example_report(spec.name.removesuffix(".privspec.yaml"))
@@ -86,6 +87,8 @@ def test_several_fragments_in_one_paper(pdflatex: str, tmp_path: Path) -> None:
     paper = "\n".join([
         r"\documentclass{article}",
         r"\usepackage{booktabs}",
+        r"\usepackage{pgfplots}",
+        r"\pgfplotsset{compat=1.16}",
         r"\newcommand{\Mu}{\mu}\newcommand{\Regret}{R}\newcommand{\Epsilon}{E}",
         *preamble,
         r"\begin{document}",
@@ -94,7 +97,44 @@ def test_several_fragments_in_one_paper(pdflatex: str, tmp_path: Path) -> None:
         "",
     ])
     (tmp_path / "paper.tex").write_text(paper, encoding="utf-8")
-    _compile(pdflatex, tmp_path, "paper")
+    log = _compile(pdflatex, tmp_path, "paper")
+    assert "privspec Warning" not in log
+    aux = (tmp_path / "paper.aux").read_text(encoding="latin-1")
+    for _, report, _ in reports:
+        assert f"\\newlabel{{{figure_label_for(report)}}}" in aux
+
+
+def test_standalone_draws_the_figure(pdflatex: str, tmp_path: Path) -> None:
+    report = example_report("laplace-counts")
+    (document,) = render_documents(report, "latex", variant="standalone")
+    assert document.text.count(r"\begin{axis}") == 2
+    (tmp_path / "report.tex").write_text(document.text, encoding="utf-8")
+    log = _compile(pdflatex, tmp_path, "report")
+    assert "privspec Warning" not in log
+    aux = (tmp_path / "report.aux").read_text(encoding="latin-1")
+    assert f"\\newlabel{{{figure_label_for(report)}}}{{{{1}}" in aux
+
+
+@pytest.mark.parametrize("documentclass", ["article", "[twocolumn]{article}"])
+def test_fragment_without_pgfplots_or_in_a_column(pdflatex: str, tmp_path: Path,
+                                                  documentclass: str) -> None:
+    """Without pgfplots the fragment still compiles and warns that the figure is left out;
+    in a two-column paper the panels stack (one above the other) and compile."""
+    report = example_report("cifar10-dpsgd-eps8")
+    macros, fragment = render_documents(report, "latex")
+    (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
+    (tmp_path / "f.tex").write_text(fragment.text, encoding="utf-8")
+    two_columns = "twocolumn" in documentclass
+    cls = documentclass if documentclass.startswith("[") else "{" + documentclass + "}"
+    packages = r"\usepackage{booktabs}" + (r"\usepackage{pgfplots}" if two_columns else "")
+    (tmp_path / "paper.tex").write_text(
+        f"\\documentclass{cls}{packages}\\input{{m.tex}}\\begin{{document}}\\input{{f.tex}}"
+        "\\end{document}\n", encoding="utf-8")
+    log = _compile(pdflatex, tmp_path, "paper")
+    if two_columns:
+        assert "privspec Warning" not in log
+    else:
+        assert "The trade-off figure needs" in log
 
 
 def test_inputting_the_same_macros_twice_is_an_error(pdflatex: str, tmp_path: Path) -> None:
