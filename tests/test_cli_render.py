@@ -81,13 +81,14 @@ def test_output_dir_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     args = ["render", LAPLACE, SURVEY, "-f", ALL_TARGETS, "--output-dir", out]
     assert main(args) == 0
     names = sorted(p.name for p in Path(out).iterdir())
-    assert len(names) == 10
+    assert len(names) == 14  # 5 documents and 2 figures (SVG, PNG) per spec
     assert "laplace-counts-model-card.md" in names
+    assert "laplace-counts-tradeoff.png" in names
     assert "randomized-response-survey-standalone.tex" in names
     capsys.readouterr()
 
     assert main([*args, "--check"]) == 0
-    assert "10 file(s) up to date" in capsys.readouterr().err
+    assert "14 file(s) up to date" in capsys.readouterr().err
 
     stale = Path(out) / "laplace-counts.md"
     stale.write_text(stale.read_text(encoding="utf-8").replace("0.317", "0.3"),
@@ -137,7 +138,7 @@ def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["-f", "html"], "unknown format 'html'"),
+    (["-f", "docx"], "unknown format 'docx'"),
     (["-f", "markdown", "-f", "latex", "-o", "x.md"], "--output takes one spec and one format"),
     (["--check"], "--check compares with files"),
     (["-o", "a.md", "--output-dir", "d"], "either --output or --output-dir"),
