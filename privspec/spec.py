@@ -605,7 +605,7 @@ else:
 
 DEFAULT_DELTAS = (1e-5, 1e-6, 1e-9)
 DEFAULT_ALPHAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
-OutputFormat = Literal["markdown", "latex", "json"]
+OutputFormat = Literal["markdown", "latex", "html", "json"]
 
 
 class ReportOptions(_Strict):
