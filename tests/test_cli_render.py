@@ -17,6 +17,8 @@ LAPLACE = "laplace-counts.privspec.yaml"
 SURVEY = "randomized-response-survey.privspec.yaml"
 BAD = str(ROOT / "tests" / "invalid" / "negative-or-zero-scale.privspec.yaml")
 ALL_TARGETS = "markdown,markdown:model-card,latex,latex:standalone"
+#: The matplotlib that drew the figures in examples/rendered (bytes may differ with others).
+FIGURES_DRAWN_WITH_MATPLOTLIB = "3.11.2"
 SPECS = {
     LAPLACE: """privspec: 1
 title: Ten counting queries with Laplace noise at ε = 0.1 each
@@ -124,7 +126,17 @@ def test_the_committed_examples_are_up_to_date(capsys: pytest.CaptureFixture[str
         "*.privspec.yaml"))
     code = main(["render", *examples, "-f", ALL_TARGETS, "--output-dir", "examples/rendered",
                  "--check"])
-    assert code == 0, capsys.readouterr().out
+    captured = capsys.readouterr()
+    import matplotlib
+
+    if code and matplotlib.__version__ != FIGURES_DRAWN_WITH_MATPLOTLIB:
+        # Another matplotlib may draw other bytes: then only the figures may differ.
+        stale = [line for line in captured.err.splitlines()
+                 if line.endswith((": stale", ": missing", "(figure)"))]
+        assert all(line.endswith("(figure)") for line in stale), captured.out
+        pytest.skip(f"matplotlib {matplotlib.__version__} draws other bytes than "
+                    f"{FIGURES_DRAWN_WITH_MATPLOTLIB}, which drew the committed figures")
+    assert code == 0, captured.out
 
 
 def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path,
