@@ -41,9 +41,10 @@ class _Lowered:
 
 @dataclass(frozen=True)
 class StageAccount:
-    """One top-level stage on its own: exact Gaussian μ², or a PLD (or both)."""
+    """One top-level stage on its own: an exact μ when it is all plain Gaussians,
+    otherwise its whole PLD."""
 
-    gaussian_mu_squared: float
+    exact_mu: float | None
     pld: PLD | None
 
 
@@ -74,11 +75,15 @@ def account(spec: s.Spec) -> Accounted:
     total = _Lowered()
     for stage in block.compose:
         part = lowering.repeated(lowering.lower(stage.mechanism), stage.repeat)
-        stage_pld = lowering.finish(_Lowered(plds=part.plds)) if part.plds else None
-        stages.append(StageAccount(part.gaussian_mu_squared, stage_pld))
         total.gaussian_mu_squared += part.gaussian_mu_squared
-        if stage_pld is not None:
-            total.plds.append(stage_pld)
+        if not part.plds:
+            stages.append(StageAccount(math.sqrt(part.gaussian_mu_squared), None))
+            continue
+        others = lowering.finish(_Lowered(plds=part.plds))
+        total.plds.append(others)
+        alone = (others if part.gaussian_mu_squared == 0  # a stage mixing in Gaussians
+                 else lowering.finish(_Lowered(part.gaussian_mu_squared, [others])))
+        stages.append(StageAccount(None, alone))
     return Accounted(pld=lowering.finish(total), stages=tuple(stages))
 
 

@@ -96,17 +96,11 @@ def _pure_epsilon(curve: TradeoffCurve) -> float | None:
     return max(largest) if largest else 0.0
 
 
-def _stage_mu(stage: StageAccount, spec: Spec) -> float | None:
+def _stage_mu(stage: StageAccount, floor: float) -> float | None:
     """μ of one top-level stage on its own (None when it has no finite μ)."""
-    from privspec.accounting import _Lowered, _Lowering
-
     if stage.pld is None:
-        return math.sqrt(stage.gaussian_mu_squared)
-    pld = stage.pld
-    if stage.gaussian_mu_squared > 0:  # a stage mixing Gaussians with other parts
-        lowering = _Lowering(spec.neighbouring, spec.accounting.discretization)
-        pld = lowering.finish(_Lowered(stage.gaussian_mu_squared, [pld]))
-    mu = mu_from_curve(curve_from_pld(pld), spec.accounting.floor)
+        return stage.exact_mu
+    mu = mu_from_curve(curve_from_pld(stage.pld), floor)
     return mu if math.isfinite(mu) else None
 
 
@@ -114,7 +108,7 @@ def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
     """Each top-level stage's own μ, for "what each stage adds"; None for a single stage."""
     if len(accounted.stages) < 2:
         return None
-    return [_stage_mu(stage, spec) for stage in accounted.stages]
+    return [_stage_mu(stage, spec.accounting.floor) for stage in accounted.stages]
 
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
