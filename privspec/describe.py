@@ -95,7 +95,14 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
                   for st, mu in zip(block.compose, mus, strict=True)]
     else:
         stages = [StageSummary(name=None, description=describe(root, spec.neighbouring), repeat=1)]
-    summary = f"{describe(root, spec.neighbouring)}."
+    if isinstance(block, s.Compose) and all(st.name for st in block.compose):
+        # The stages are listed one by one beside the summary: name them only.
+        names = ", ".join(
+            f"{st.name}" + (f" (×{_num(st.repeat)})" if st.repeat > 1 else "")
+            for st in block.compose)
+        summary = f"{len(block.compose)} stages on the same data: {names}."
+    else:
+        summary = f"{describe(root, spec.neighbouring)}."
     return MechanismSummary(kind=root.kind, noun=noun_for(spec),
                             summary=summary[0].upper() + summary[1:], stages=stages)
 
