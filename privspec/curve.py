@@ -43,6 +43,7 @@ class DirectionalPoints:
     beta: FloatArray
     tpr: FloatArray
     losses: FloatArray  # descending; segment j → j+1 adds loss losses[j], slope −e^{losses[j]}
+    excess_mass: float = 0.0  # how much more than 1 the pessimistic PMF holds
 
 
 @dataclass(frozen=True)
@@ -107,13 +108,17 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     probs = pmf.probs[keep][::-1]
     alpha = np.concatenate(([0.0], np.cumsum(np.exp(-losses) * probs)))
     tpr = np.concatenate(([0.0], np.cumsum(probs))) + pmf.infinity_mass
-    # β(t) = P(L ≤ t), a head sum: all negative losses plus the y ≥ 0 not yet passed.
-    below = float(pmf.probs[pmf.losses < 0].sum())
+    # β(t) = 1 − TPR(t) by definition (MATH.md §2: tail sums only).  A pessimistic
+    # PMF may hold a little more than mass 1 (connect-the-dots adds some), so
+    # 1 − TPR = head(t) − excess, with head(t) the mass at losses ≤ t: written that way
+    # it keeps β's digits where β is tiny and 1 − TPR would round to 0.
+    below = float(pmf.probs[(pmf.probs > 0) & (pmf.losses < 0)].sum())
     rest = np.cumsum(probs[::-1])[::-1]
-    beta = below + np.concatenate((rest, [0.0]))
-    # Where rounding leaves head and tail sums inconsistent, keep the smaller β.
-    beta = np.clip(np.minimum(beta, 1.0 - tpr), 0.0, 1.0)
-    return DirectionalPoints(alpha=alpha, beta=beta, tpr=np.minimum(tpr, 1.0), losses=losses)
+    head = below + np.concatenate((rest, [0.0]))
+    excess = float(head[0]) + pmf.infinity_mass - 1.0  # the same sums as head
+    beta = np.clip(head - excess, 0.0, 1.0)
+    return DirectionalPoints(alpha=alpha, beta=beta, tpr=np.minimum(tpr, 1.0), losses=losses,
+                             excess_mass=max(0.0, excess))
 
 
 def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -188,7 +193,7 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     if crossing.size:
         k = int(crossing[0])  # k ≥ 1: the first vertex has α = 0 < β
         g0, g1 = b[k - 1] - a[k - 1], b[k] - a[k]
-        star = a[k - 1] + g0 / (g0 - g1) * (a[k] - a[k - 1])
+        star = a[k - 1] + g0 / (g0 - g1) * (a[k] - a[k - 1]) if g0 > g1 else a[k - 1]
         a, b, t = a[:k], b[:k], t[:k]
     else:
         star = 0.5 * (a[-1] + b[-1])

@@ -144,6 +144,13 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             f"{fmt.fmt_given(options.regret_threshold)}: μ is a safe bound but overstates the risk "
             "for some attacks, most of all at low false-positive rates; the trade-off table is "
             "the accurate description.")))
+    excess = max(chain.excess_mass for chain in curve.points)
+    if finite and excess > 0.01 * numbers.alpha_star:
+        warnings.append(Caveat(code="accounting/excess-mass", message=(
+            f"The accountant's pessimistic discretization adds a probability of "
+            f"{fmt.fmt_delta(excess)}, not small next to the best attack's FPR α* = "
+            f"{fmt.fmt_delta(numbers.alpha_star)}: the curve, and so μ, are looser than the "
+            "mechanism's near α*. A smaller accounting.discretization tightens them.")))
     if 0 < curve.infinity_mass <= accounting.floor:
         warnings.append(Caveat(code="accounting/floor", message=(
             f"The accountant's truncated tails leave a probability of at most {delta_inf} of "

@@ -46,14 +46,18 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
     the accountant's own δ(ε) = max(δ_remove, δ_add) and not only the symmetric curve,
     which can be slightly tighter near ε = 0.  A mirrored vertex (β, α) asks
     −Φ⁻¹(β) − Φ⁻¹(α + τ) ≤ μ, which −Φ⁻¹(α) − Φ⁻¹(β + τ) ≤ μ implies whenever α ≤ β
-    and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); other vertices are checked
-    both ways.  Each Φ⁻¹ is taken on the small side of its probability.
+    and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); vertices left of the diagonal
+    closer than that to the chance line are checked both ways.  Each Φ⁻¹ is taken on
+    the small side of its probability.
     Returns ``math.inf`` when a vertex with α = 0 keeps a TPR above τ: mass at +∞
     (or a loss so large that e^{−y} underflows) that no finite μ covers.
     """
     alpha, beta, tpr = curve.support
     tnr = 1.0 - alpha
-    near = (tpr - alpha < 2 * floor) | (alpha > beta)  # mirror these too
+    # Mirror vertices of the final curve within 2τ of the chance line (near (0, 1));
+    # breakpoints past the diagonal are not mirrored: the curve there is the mirror
+    # image of the part left of α*, whose vertices are all in the support.
+    near = (tpr - alpha < 2 * floor) & (alpha <= beta)
     if near.any():  # add the mirrored vertices (β, α), each value from its small side
         alpha, beta, tpr, tnr = (np.concatenate((x, y[near])) for x, y in
                                  ((alpha, beta), (beta, alpha), (tpr, tnr), (tnr, tpr)))

@@ -1,0 +1,33 @@
+"""Very strong and very weak guarantees: tiny β must keep its digits (MATH.md §2)."""
+
+from __future__ import annotations
+
+import pytest
+from scipy.stats import norm
+
+import privspec
+
+
+def gaussian(sigma: float) -> dict[str, object]:
+    return {"privspec": 1, "title": "one Gaussian", "unit": "one record",
+            "neighbouring": "add-or-remove", "mechanism": {"gaussian": {"sigma": sigma}}}
+
+
+@pytest.mark.parametrize("sigma", [0.2, 0.1])
+def test_large_mu_gaussian_keeps_its_tail(sigma: float) -> None:
+    # μ = 1/σ = 10: α* = Φ(−μ/2) ≈ 2.9e-7, where 1 − TPR rounds to nothing unless β is
+    # kept as head − excess.  A curve that lost it would put α* in the wrong decade and
+    # could even declare "no finite μ".
+    report = privspec.evaluate(gaussian(sigma))
+    assert report.gdp.mu == pytest.approx(1 / sigma, rel=1e-9)
+    assert report.gdp.alpha_star == pytest.approx(norm.cdf(-0.5 / sigma), rel=1e-3)
+    assert report.gdp.tier == 1
+
+
+def test_excess_mass_is_pessimistic_and_said() -> None:
+    # σ = 0.05 (μ = 20): the pessimistic PMF's extra mass (~1e-7) dwarfs α* ≈ 7.6e-24, so
+    # the curve is looser than the mechanism there. μ must stay on the safe side, and the
+    # report must say why it is loose.
+    report = privspec.evaluate(gaussian(0.05))
+    assert report.gdp.mu is not None and report.gdp.mu >= 20
+    assert "accounting/excess-mass" in {w.code for w in report.warnings}
