@@ -137,28 +137,31 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
         return only.alpha[last], only.beta[last], only.tpr[last]
     if len(chains) != 2:
         raise ValueError("a privacy-loss distribution has one or two directions")
-    # Merge both chains' segment slopes (each already ascending); the active vertex of
-    # chain c just right of merged position i is the count of c's slopes up to i.
-    own = [-np.exp(c.losses) for c in chains]
-    merged = np.concatenate(own)
-    order = np.argsort(merged, kind="stable")
-    slopes = merged[order]
-    from_first = order < own[0].size
-    count_first = np.cumsum(from_first)
-    count_second = np.arange(1, slopes.size + 1) - count_first
-    # Every slope is −e^y with y ≥ 0, so all are ≤ −1: the supporting lines of δ(ε), ε ≥ 0.
-    # Intervals: (−∞, s_0), (s_0, s_1), ..., (s_last, −1]; probe both ends of each.
-    left_ends = np.concatenate(([slopes[0] - 1.0] if slopes.size else [-2.0], slopes))
-    right_ends = np.concatenate((slopes, [-1.0]))
-    active = [np.concatenate(([0], count_first)), np.concatenate(([0], count_second))]
-    # Minimise β − s·α, i.e. maximise TPR + s·α (TPR keeps precision near α = 0).
-    (tpr0, alpha0), (tpr1, alpha1) = ((c.tpr[k], c.alpha[k]) for c, k in
-                                      zip(chains, active, strict=True))
+    # Probe the support function at every segment slope of either chain (all are −e^y
+    # ≤ −1), at −∞ and at −1.  On the span where a vertex v of one chain is active, its
+    # line minus the other chain's (convex) support function is concave and piecewise
+    # linear with kinks at the other chain's slopes, so if v is on the hull it wins at one
+    # of the probes.  At a chain's own slope its two vertices tie: mark both.
     wins = [np.zeros(c.alpha.size, dtype=bool) for c in chains]
-    for ends in (left_ends, right_ends):
-        first_wins = tpr0 + ends * alpha0 >= tpr1 + ends * alpha1
-        wins[0][active[0][first_wins]] = True
-        wins[1][active[1][~first_wins]] = True
+    slopes = [-np.exp(c.losses) for c in chains]
+    for own, other in ((0, 1), (1, 0)):
+        chain, rival, s = chains[own], chains[other], slopes[own]
+        if not s.size:
+            continue
+        k = np.searchsorted(slopes[other], s, side="left")  # rival's active vertex
+        mine = chain.tpr[:-1] + s * chain.alpha[:-1]  # = with vertex i + 1 (a tie)
+        theirs = rival.tpr[k] + s * rival.alpha[k]
+        won = mine >= theirs
+        wins[own][:-1] |= won
+        wins[own][1:] |= won
+        wins[other][k[mine <= theirs]] = True
+    # s → −∞: the α = 0 vertices; s = −1: the last vertices (the t = 0 points).
+    top = max(c.tpr[0] for c in chains)
+    for c, w in zip(chains, wins, strict=True):
+        w[0] |= c.tpr[0] >= top
+    end = [c.tpr[-1] - c.alpha[-1] for c in chains]
+    for w, value in zip(wins, end, strict=True):
+        w[-1] |= value >= max(end)
     alpha = np.concatenate([c.alpha[w] for c, w in zip(chains, wins, strict=True)])
     beta = np.concatenate([c.beta[w] for c, w in zip(chains, wins, strict=True)])
     tpr = np.concatenate([c.tpr[w] for c, w in zip(chains, wins, strict=True)])
