@@ -44,6 +44,12 @@ class DirectionalPoints:
     tpr: FloatArray
     losses: FloatArray  # descending; segment j → j+1 adds loss losses[j], slope −e^{losses[j]}
     excess_mass: float = 0.0  # how much more than 1 the pessimistic PMF holds
+    slopes: FloatArray | None = None  # −e^{losses[j]}, ascending
+    scaled_alpha: FloatArray | None = None  # α_j · e^{losses[j]}, j < len(losses)
+
+    def segment_slopes(self) -> FloatArray:
+        """−e^{y} of every segment, ascending."""
+        return self.slopes if self.slopes is not None else -np.exp(self.losses)
 
 
 @dataclass(frozen=True)
@@ -103,11 +109,19 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     The first point is t = +∞: (0, 1 − p∞).  Then one point per loss y ≥ 0, from the
     largest down, each including the mass at y.  Zero-probability losses are skipped.
     """
-    keep = (pmf.losses >= 0) & (pmf.probs > 0)
-    losses = pmf.losses[keep][::-1]
-    probs = pmf.probs[keep][::-1]
-    alpha = np.concatenate(([0.0], np.cumsum(np.exp(-losses) * probs)))
-    tpr = np.concatenate(([0.0], np.cumsum(probs))) + pmf.infinity_mass
+    start = int(np.searchsorted(pmf.losses, 0.0, side="left"))  # losses ascend
+    losses, probs = pmf.losses[start:][::-1], pmf.probs[start:][::-1]
+    if not np.all(probs > 0):
+        keep = probs > 0
+        losses, probs = losses[keep], probs[keep]
+    shrink = np.exp(-losses)  # e^{−y}: the change of measure dQ = e^{−y} dP
+    alpha = np.empty(losses.size + 1)
+    alpha[0] = 0.0
+    np.cumsum(shrink * probs, out=alpha[1:])
+    tpr = np.empty(losses.size + 1)
+    tpr[0] = 0.0
+    np.cumsum(probs, out=tpr[1:])
+    tpr += pmf.infinity_mass
     # β(t) = 1 − TPR(t) by definition (MATH.md §2: tail sums only).  A pessimistic
     # PMF may hold a little more than mass 1 (connect-the-dots adds some), so
     # 1 − TPR = head(t) − excess, with head(t) the mass at losses ≤ t: written that way
@@ -117,8 +131,10 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     head = below + np.concatenate((rest, [0.0]))
     excess = float(head[0]) + pmf.infinity_mass - 1.0  # the same sums as head
     beta = np.clip(head - excess, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # e^{−y} underflows past y ≈ 745
+        slopes, scaled = -1.0 / shrink, alpha[:-1] / shrink
     return DirectionalPoints(alpha=alpha, beta=beta, tpr=np.minimum(tpr, 1.0), losses=losses,
-                             excess_mass=max(0.0, excess))
+                             excess_mass=max(0.0, excess), slopes=slopes, scaled_alpha=scaled)
 
 
 def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -143,7 +159,7 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     # linear with kinks at the other chain's slopes, so if v is on the hull it wins at one
     # of the probes.  At a chain's own slope its two vertices tie: mark both.
     wins = [np.zeros(c.alpha.size, dtype=bool) for c in chains]
-    slopes = [-np.exp(c.losses) for c in chains]
+    slopes = [c.segment_slopes() for c in chains]
     for own, other in ((0, 1), (1, 0)):
         chain, rival, s = chains[own], chains[other], slopes[own]
         if not s.size:
@@ -192,28 +208,37 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     a, b, t = hull_of_chains(directions)  # α ascending, one vertex per α
     support = (a, b, t)
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
-    crossing = np.flatnonzero(b - a <= 0)
-    if crossing.size:
-        k = int(crossing[0])  # k ≥ 1: the first vertex has α = 0 < β
+    past = b <= a
+    k = int(np.argmax(past))
+    if past[k]:  # k ≥ 1: the first vertex has α = 0 < β
         g0, g1 = b[k - 1] - a[k - 1], b[k] - a[k]
         star = a[k - 1] + g0 / (g0 - g1) * (a[k] - a[k - 1]) if g0 > g1 else a[k - 1]
         a, b, t = a[:k], b[:k], t[:k]
     else:
         star = 0.5 * (a[-1] + b[-1])
-    # Vertices left of α*, α* itself, then the mirror image (α, β) → (β, α): a mirrored
-    # vertex's TPR is 1 − α of the original and its TNR is the original's TPR.
-    n = a.size
-    alpha = np.empty(2 * n + 2)
+    # The mirror image (α, β) → (β, α) of the vertices left of α*: a mirrored vertex's
+    # TPR is 1 − α of the original and its TNR is the original's TPR.  Where β rounds to
+    # the same value (near 1) the mirror would repeat an α: keep the lowest β there.
+    ma, mb, mt = a, b, t
+    if np.any(b[1:] == b[:-1]):
+        first = np.concatenate(([True], b[1:] != b[:-1]))
+        ma, mb, mt = a[first], b[first], t[first]
+    n, m = a.size, ma.size
+    closed = mb[0] < 1.0  # else the mirror of (0, 1) is already (1, 0)
+    size = n + 1 + m + int(closed)
+    alpha = np.empty(size)
     beta, tpr, tnr = np.empty_like(alpha), np.empty_like(alpha), np.empty_like(alpha)
     alpha[:n], beta[:n], tpr[:n], tnr[:n] = a, b, t, 1.0 - a
     alpha[n] = beta[n] = star
     tpr[n] = tnr[n] = 1.0 - star
-    alpha[n + 1:2 * n + 1], beta[n + 1:2 * n + 1] = b[::-1], a[::-1]
-    tpr[n + 1:2 * n + 1], tnr[n + 1:2 * n + 1] = 1.0 - a[::-1], t[::-1]
-    alpha[-1], beta[-1], tpr[-1], tnr[-1] = 1.0, 0.0, 1.0, 0.0
-    # One vertex per α (where β rounds to 1 the mirror repeats α = 1): keep the lowest β.
-    last = np.concatenate((alpha[1:] != alpha[:-1], [True]))
-    alpha, beta, tpr, tnr = alpha[last], beta[last], tpr[last], tnr[last]
+    right = slice(n + 1, n + 1 + m)
+    alpha[right], beta[right] = mb[::-1], ma[::-1]
+    tpr[right], tnr[right] = 1.0 - ma[::-1], mt[::-1]
+    if closed:
+        alpha[-1], beta[-1], tpr[-1], tnr[-1] = 1.0, 0.0, 1.0, 0.0
+    if np.any(alpha[1:] == alpha[:-1]):  # rare: e.g. α* on a vertex
+        last = np.concatenate((alpha[1:] != alpha[:-1], [True]))
+        alpha, beta, tpr, tnr = alpha[last], beta[last], tpr[last], tnr[last]
     return TradeoffCurve(
         alpha=alpha,
         beta=beta,
@@ -253,9 +278,10 @@ def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> fl
         if upper[0] > delta:  # the mass at +∞ alone exceeds δ
             return math.inf
         n = losses.size
-        with np.errstate(divide="ignore", invalid="ignore"):
-            answer = np.log((upper - delta) / lower)  # with the top j losses, j = 0..n
-        stop = (upper[:n] > delta) & (lower[:n] > 0) & (answer[:n] >= losses)
+        scaled = (chain.scaled_alpha if chain.scaled_alpha is not None
+                  else lower[:n] * np.exp(losses))
+        # ln((U_j − δ)/L_j) ≥ y_j  ⟺  U_j − δ ≥ L_j e^{y_j}  (U_j > δ, L_j > 0).
+        stop = (upper[:n] > delta) & (lower[:n] > 0) & (upper[:n] - delta >= scaled)
         underflow = (upper[1:] >= delta) & (lower[1:] == 0)  # e^{−y} vanished
         first_stop = int(np.argmax(stop)) if stop.any() else n
         first_underflow = int(np.argmax(underflow)) if underflow.any() else n
@@ -265,7 +291,7 @@ def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> fl
         j = first_stop
         if upper[j] <= lower[j] + delta:
             continue
-        worst = max(worst, float(answer[j]))
+        worst = max(worst, math.log((float(upper[j]) - delta) / float(lower[j])))
     return worst
 
 
