@@ -27,8 +27,18 @@ PLD: TypeAlias = Any
 AddOrRemove = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
 ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 
-#: Tail mass dp-accounting may truncate in each composition (moved to +∞).
+#: Tail mass dp-accounting may truncate in each composition (moved to +∞), at most.
 TAIL_MASS_TRUNCATION = 1e-15
+
+
+def tail_mass_truncation(spec: s.Spec) -> float:
+    """Per-composition truncation, small enough that all of them together stay a tenth
+    of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
+    no finite μ (MATH.md §2)."""
+    operations = 2 + sum(1 for _ in s.walk(spec.mechanism))
+    if isinstance(spec.mechanism.block, s.Compose):
+        operations += sum(stage.repeat > 1 for stage in spec.mechanism.block.compose)
+    return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
 
 
 @dataclass
@@ -67,7 +77,8 @@ def account(spec: s.Spec) -> Accounted:
     The stages' parts are composed into the whole (Gaussian μ²'s summed exactly),
     so reporting what each stage adds costs no extra composition.
     """
-    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization)
+    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
+                         tail_mass_truncation(spec))
     block = spec.mechanism.block
     if not isinstance(block, s.Compose):
         return Accounted(pld=lowering.finish(lowering.lower(spec.mechanism)), stages=())
@@ -90,9 +101,11 @@ def account(spec: s.Spec) -> Accounted:
 class _Lowering:
     """Recursive lowering with one relation and one discretization interval."""
 
-    def __init__(self, relation: str, discretization: float) -> None:
+    def __init__(self, relation: str, discretization: float,
+                 truncation: float = TAIL_MASS_TRUNCATION) -> None:
         self.replace_one = relation == "replace-one"
         self.h = discretization
+        self.truncation = truncation
 
     # -- composition -------------------------------------------------------
 
@@ -110,7 +123,7 @@ class _Lowering:
             raise ValueError("a mechanism with no parts")
         result = parts[0]
         for part in parts[1:]:
-            result = result.compose(part, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            result = result.compose(part, tail_mass_truncation=self.truncation)
         return result
 
     def repeated(self, lowered: _Lowered, times: int) -> _Lowered:
@@ -120,7 +133,7 @@ class _Lowering:
         out = _Lowered(gaussian_mu_squared=lowered.gaussian_mu_squared * times)
         if lowered.plds:
             inner = self.finish(_Lowered(plds=lowered.plds))
-            out.plds.append(inner.self_compose(times, tail_mass_truncation=TAIL_MASS_TRUNCATION))
+            out.plds.append(inner.self_compose(times, tail_mass_truncation=self.truncation))
         return out
 
     def lower(self, node: s._Node) -> _Lowered:
@@ -205,19 +218,33 @@ class _Lowering:
 
     def _symmetric(self, pld: PLD) -> PLD:
         """A symmetric pessimistic PLD whose trade-off curve covers the symmetrized curve
-        of ``pld`` (MATH.md §2), by connect-the-dots (Doroshenko et al. 2022, Alg. 1)
-        from its privacy profile on the grid: δ(ε) = max(δ_remove, δ_add) for ε ≥ 0, and
-        δ(−ε) = 1 − e^{−ε}(1 − δ(ε)), the profile of a symmetric curve."""
+        of ``pld`` (MATH.md §2).
+
+        Connect-the-dots (Doroshenko et al. 2022, Alg. 1) turns the profile
+        δ(ε) = max(δ_remove, δ_add) on the grid ε = 0, h, 2h, … into masses at the
+        non-negative losses; the negative losses follow from symmetry, p(−y) = e^{−y} p(y)
+        (the loss of a pair and of its mirror image), and the mass at 0 makes up the rest.
+        Only the masses at y > 0 enter δ(ε) for ε ≥ 0, so the result has the same profile
+        there, and it is the profile of a symmetric curve by construction.
+        """
         points = tuple(points_from_pmf(p) for p in pmfs_from_pld(pld))
         largest = max((float(c.losses[0]) for c in points if c.losses.size), default=0.0)
         top = max(1, math.ceil(largest / self.h))
         grid = np.arange(0, top + 1)
-        positive = delta_for_epsilons(points, grid * self.h)
-        epsilons = grid[1:][::-1] * self.h
-        negative = -np.expm1(-epsilons) + np.exp(-epsilons) * positive[1:][::-1]
-        deltas = np.clip(np.concatenate((negative, positive)), 0.0, 1.0)
-        rounded = np.concatenate((-grid[1:][::-1], grid))
-        pmf = pld_pmf.create_pmf_pessimistic_connect_dots(self.h, rounded, deltas)
+        profile = delta_for_epsilons(points, grid * self.h)
+        profile = np.clip(np.minimum.accumulate(profile), 0.0, 1.0)
+        one_sided = pld_pmf.create_pmf_pessimistic_connect_dots(self.h, grid, profile)
+        (side,) = pmfs_from_pld(plds.PrivacyLossDistribution(one_sided))
+        above = side.losses > 0
+        losses, masses = side.losses[above], side.probs[above]
+        mirrored = np.exp(-losses) * masses
+        centre = max(0.0, 1.0 - side.infinity_mass - float(masses.sum()) - float(mirrored.sum()))
+        lowest = round(float(losses[-1]) / self.h) if losses.size else 0
+        probs = np.concatenate((mirrored[::-1], [centre], masses))
+        first = round(float(losses[0]) / self.h) if losses.size else 1
+        if losses.size and first != 1:  # CTD keeps the grid; a gap would misplace masses
+            raise ValueError("connect-the-dots support does not start at the first grid step")
+        pmf = pld_pmf.DensePLDPmf(self.h, -lowest, probs, side.infinity_mass, True)
         return plds.PrivacyLossDistribution(pmf)
 
     def _additive(self, block: object, rate: float) -> PLD:

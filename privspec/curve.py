@@ -21,6 +21,7 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 FloatArray = np.ndarray
+_UNIT_ROUNDOFF = 2.0**-53
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,12 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     head = below + np.concatenate((rest, [0.0]))
     excess = float(head[0]) + pmf.infinity_mass - 1.0  # the same sums as head
     beta = np.clip(head - excess, 0.0, 1.0)
+    # Rounding of the running sums: a sum of j non-negative doubles is within j·u of its
+    # exact value, relatively (Higham, Accuracy and Stability, §4.2).  Widen both tail
+    # sums towards the attacker, TPR up and α down, by twice that: μ and ε(δ) rest on them.
+    steps = np.arange(losses.size + 1, dtype=np.float64) * (2 * _UNIT_ROUNDOFF)
+    tpr *= 1.0 + steps
+    alpha *= 1.0 - steps
     with np.errstate(divide="ignore", invalid="ignore"):  # e^{−y} underflows past y ≈ 745
         slopes, scaled = -1.0 / shrink, alpha[:-1] / shrink
     return DirectionalPoints(alpha=alpha, beta=beta, tpr=np.minimum(tpr, 1.0), losses=losses,
@@ -184,6 +191,8 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     order = np.argsort(alpha, kind="stable")  # two sorted runs: a linear merge
     alpha, beta, tpr = alpha[order], beta[order], tpr[order]
     tied = alpha[1:] == alpha[:-1]
+    if not tied.any():
+        return alpha, beta, tpr
     if tied[0] and not tied[1:].any():  # the usual case: both chains start at α = 0
         drop = 0 if tpr[0] <= tpr[1] else 1
         return np.delete(alpha, drop), np.delete(beta, drop), np.delete(tpr, drop)

@@ -19,7 +19,7 @@ import numpy as np
 
 from privspec import __version__
 from privspec import formatting as fmt
-from privspec.accounting import TAIL_MASS_TRUNCATION, Accounted, StageAccount, account
+from privspec.accounting import Accounted, StageAccount, account, tail_mass_truncation
 from privspec.curve import TradeoffCurve, curve_from_pld, epsilon_for_delta
 from privspec.describe import summarize_mechanism
 from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
@@ -33,7 +33,7 @@ from privspec.report import (
     Report,
     TradeoffRow,
 )
-from privspec.spec import Spec
+from privspec.spec import Spec, walk
 
 #: α values at which the report samples the curve for figures (exact values there):
 #: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
@@ -88,9 +88,19 @@ def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) 
     ]
 
 
-def _pure_epsilon(curve: TradeoffCurve) -> float | None:
-    """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞."""
+#: Kinds whose privacy loss is bounded: only mechanisms built from these can be pure DP.
+BOUNDED_LOSS_KINDS = frozenset({
+    "laplace", "discrete_laplace", "randomized_response", "pure_dp",
+    "poisson_sampled", "fixed_size_sampled", "repeat", "compose",
+})
+
+
+def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
+    """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞ and
+    every part has a bounded loss (a Gaussian never does, even when its tail underflows)."""
     if curve.infinity_mass > 0:
+        return None
+    if any(node.kind not in BOUNDED_LOSS_KINDS for _, node in walk(spec.mechanism)):
         return None
     largest = [float(chain.losses[0]) for chain in curve.points if chain.losses.size]
     return max(largest) if largest else 0.0
@@ -165,7 +175,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     published = None
     if model.published is not None:
         claim = model.published
-        ours = (_pure_epsilon(curve) if claim.delta == 0
+        ours = (_pure_epsilon(curve, model) if claim.delta == 0
                 else epsilon_for_delta(curve.points, claim.delta))
         published = PublishedComparison(
             epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
@@ -194,7 +204,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         ),
         tradeoff=_tradeoff_rows(curve, options.alphas, mu),
         epsilons=epsilons,
-        pure_epsilon=_pure_epsilon(curve),
+        pure_epsilon=_pure_epsilon(curve, model),
         published=published,
         curve=[CurvePoint(alpha=float(a), beta=float(b))
                for a, b in zip(sample, curve.beta_at(sample), strict=True)],
@@ -203,7 +213,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
                     "connect-the-dots, pessimistic estimate"),
             discretization=accounting.discretization,
             floor=accounting.floor,
-            tail_mass_truncation=TAIL_MASS_TRUNCATION,
+            tail_mass_truncation=tail_mass_truncation(model),
             breakpoints=int(curve.alpha.size),
             versions=versions,
         ),
