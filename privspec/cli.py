@@ -10,9 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from privspec.spec import Spec
 
 app = typer.Typer(
     name="privspec",
@@ -153,16 +156,22 @@ class EvaluateFormat(StrEnum):
     json = "json"
 
 
-def _load_or_exit(path: str, diagnostics_format: str = "gcc") -> object:
-    """Load a spec, or print its diagnostics and exit 2 (no traceback)."""
-    from privspec.diagnostics import SpecError, format_diagnostics
+def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
+    """Load every spec; if any is invalid, print all their diagnostics and exit 2."""
+    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
     from privspec.loader import load_spec
 
-    try:
-        return load_spec(path)
-    except SpecError as error:
-        typer.echo(format_diagnostics(error.diagnostics, diagnostics_format), err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    loaded: list[tuple[str, Spec]] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        try:
+            loaded.append((path, load_spec(path)))
+        except SpecError as error:
+            problems.extend(error.diagnostics)
+    if problems:
+        typer.echo(format_diagnostics(problems, "gcc"), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN)
+    return loaded
 
 
 @app.command()
@@ -180,11 +189,8 @@ def evaluate(
     """
     from privspec import formatting as fmt
     from privspec.evaluation import evaluate as evaluate_spec
-    from privspec.spec import Spec
 
-    for path in specs:
-        spec = _load_or_exit(path)
-        assert isinstance(spec, Spec)
+    for path, spec in _load_all_or_exit(specs):
         report = evaluate_spec(spec, spec_path=path)
         if output_format is EvaluateFormat.json:
             typer.echo(report.model_dump_json(indent=2))
@@ -280,14 +286,8 @@ def table(
     ε at the same δ, μ, regret and verdict (one row per spec, in the order given)."""
     from privspec.evaluation import evaluate as evaluate_spec
     from privspec.render import RenderError, render_table
-    from privspec.spec import Spec
 
-    loaded = []
-    for path in specs:
-        spec = _load_or_exit(path)
-        assert isinstance(spec, Spec)
-        loaded.append((path, spec))
-    reports = [evaluate_spec(spec, spec_path=path) for path, spec in loaded]
+    reports = [evaluate_spec(spec, spec_path=path) for path, spec in _load_all_or_exit(specs)]
     try:
         text = render_table(reports, output_format.value, template_dir=template_dir)
     except RenderError as error:
@@ -417,10 +417,7 @@ def render(
     import os
 
     from privspec import figures
-    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
-    from privspec.loader import load_spec
     from privspec.render import RenderError, figure_paths, render_documents, spec_stem
-    from privspec.spec import Spec
 
     def fail(message: str) -> typer.Exit:
         typer.echo(f"privspec render: error: {message}", err=True)
@@ -440,16 +437,7 @@ def render(
     except RenderError as error:
         raise fail(str(error)) from None
 
-    loaded: list[tuple[str, Spec]] = []
-    problems: list[Diagnostic] = []
-    for path in specs:
-        try:
-            loaded.append((path, load_spec(path)))
-        except SpecError as error:
-            problems.extend(error.diagnostics)
-    if problems:
-        typer.echo(format_diagnostics(problems, "gcc"), err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN)
+    loaded = _load_all_or_exit(specs)
 
     from privspec.evaluation import evaluate as evaluate_spec
 
@@ -600,10 +588,8 @@ def plot(
     form = _figure_format_or_exit(output, "plot")
     from privspec import figures
     from privspec.evaluation import evaluate as evaluate_spec
-    from privspec.spec import Spec
 
-    loaded = _load_or_exit(spec)
-    assert isinstance(loaded, Spec)
+    ((_, loaded),) = _load_all_or_exit([spec])
     try:
         report = evaluate_spec(loaded, spec_path=spec)
     except Exception as error:  # the evaluator's refusal, without a traceback
@@ -629,7 +615,7 @@ class DiffFormat(StrEnum):
     json = "json"
 
 
-def _spec_from_text_or_exit(text: str, label: str) -> object:
+def _spec_from_text_or_exit(text: str, label: str) -> Spec:
     from privspec.diagnostics import SpecError, format_diagnostics
     from privspec.loader import load_spec_text
 
@@ -681,7 +667,6 @@ def diff(
         markdown_from_diff,
         read_at_revision,
     )
-    from privspec.spec import Spec
 
     def fail(message: str) -> typer.Exit:
         typer.echo(f"privspec diff: error: {message}", err=True)
@@ -717,12 +702,11 @@ def diff(
     results: list[tuple[str, SpecDiff]] = []
     for path, old_text, old_label, new_text, new_label in pairs:
         if rev is None:
-            before, after = _load_or_exit(old_label), _load_or_exit(new_label)
+            (_, before), (_, after) = _load_all_or_exit([old_label, new_label])
         else:
             before = _spec_from_text_or_exit(old_text, old_label)
             after = (_spec_from_text_or_exit(new_text, new_label) if head_rev is not None
-                     else _load_or_exit(path))
-        assert isinstance(before, Spec) and isinstance(after, Spec)
+                     else _load_all_or_exit([path])[0][1])
         old, new = aligned(before, after)
         try:
             reports = evaluate_spec(old), evaluate_spec(new)
@@ -789,9 +773,7 @@ def check(
     conservatively. A spec with no limits at all passes, with a note.
     """
     from privspec.budget import check_spec, limits_for, limits_from_options
-    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
-    from privspec.loader import load_spec
-    from privspec.spec import Spec
+    from privspec.diagnostics import Diagnostic, format_diagnostics
 
     try:
         extra = limits_from_options(max_mu=max_mu, max_epsilon=max_epsilon, delta=delta,
@@ -799,17 +781,7 @@ def check(
     except ValueError as error:
         typer.echo(f"privspec check: error: {error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    loaded: list[tuple[str, Spec]] = []
-    problems: list[Diagnostic] = []
-    for path in specs:
-        try:
-            loaded.append((path, load_spec(path)))
-        except SpecError as error:
-            problems.extend(error.diagnostics)
-    if problems:
-        typer.echo(format_diagnostics(problems, "gcc"), err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN)
-
+    loaded = _load_all_or_exit(specs)
     over = 0
     for path, spec in loaded:
         if not limits_for(spec, extra):
