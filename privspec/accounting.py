@@ -36,7 +36,7 @@ def tail_mass_truncation(spec: s.Spec) -> float:
     of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
     no finite μ (MATH.md §2)."""
     operations = 2 + sum(1 for _ in s.walk(spec.mechanism))
-    if isinstance(spec.mechanism.block, s.Compose):
+    if isinstance(spec.mechanism.block, s.ComposeNode):
         operations += sum(stage.repeat > 1 for stage in spec.mechanism.block.compose)
     return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
 
@@ -80,7 +80,7 @@ def account(spec: s.Spec) -> Accounted:
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
                          tail_mass_truncation(spec))
     block = spec.mechanism.block
-    if not isinstance(block, s.Compose):
+    if not isinstance(block, s.ComposeNode):
         return Accounted(pld=lowering.finish(lowering.lower(spec.mechanism)), stages=())
     stages = []
     total = _Lowered()
@@ -138,7 +138,7 @@ class _Lowering:
 
     def lower(self, node: s._Node) -> _Lowered:
         block = node.block
-        if isinstance(block, s.Compose):
+        if isinstance(block, s.ComposeNode):
             return self._compose(block)
         if isinstance(block, s.Repeat):
             return self.repeated(self.lower(block.mechanism), block.times())
@@ -154,7 +154,7 @@ class _Lowering:
             return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
         return _Lowered(plds=[self._single(block)])
 
-    def _compose(self, block: s.Compose) -> _Lowered:
+    def _compose(self, block: s.ComposeNode) -> _Lowered:
         """Heterogeneous composition; identical stages are grouped and self-composed."""
         groups: dict[str, tuple[s.Stage, int]] = {}
         for stage in block.compose:

@@ -71,7 +71,7 @@ def describe(node: s._Node, relation: str) -> str:
                 + (f" ({_num(b.epochs)} epochs)" if b.epochs is not None else "")
                 + f", Poisson sampling with {_rate(b, 'examples')}, "
                 f"noise multiplier {_num(b.noise_multiplier)}")
-    if isinstance(b, s.Compose):
+    if isinstance(b, s.ComposeNode):
         parts = [
             (f"{stage.name}: " if stage.name else "")
             + describe(stage.mechanism, relation)
@@ -88,14 +88,14 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
     with each stage's own μ when the evaluator computed it."""
     root = spec.mechanism
     block = root.block
-    if isinstance(block, s.Compose):
+    if isinstance(block, s.ComposeNode):
         mus = stage_mus if stage_mus is not None else [None] * len(block.compose)
         stages = [StageSummary(name=st.name, description=describe(st.mechanism, spec.neighbouring),
                                repeat=st.repeat, mu=mu)
                   for st, mu in zip(block.compose, mus, strict=True)]
     else:
         stages = [StageSummary(name=None, description=describe(root, spec.neighbouring), repeat=1)]
-    if isinstance(block, s.Compose) and all(st.name for st in block.compose):
+    if isinstance(block, s.ComposeNode) and all(st.name for st in block.compose):
         # The stages are listed one by one beside the summary: name them only.
         names = ", ".join(
             f"{st.name}" + (f" (×{_num(st.repeat)})" if st.repeat > 1 else "")

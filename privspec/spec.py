@@ -476,14 +476,6 @@ class DPSGD(_SamplingRate):
         return self
 
 
-class Compose(_Strict):
-    """Heterogeneous composition: every stage runs on the same dataset."""
-
-    compose: Annotated[list[Stage], Field(min_length=1, max_length=100_000)] = Field(
-        description="The stages, in the order they run."
-    )
-
-
 # ---------------------------------------------------------------------------
 # The mechanism union: a one-key mapping whose key names the kind.
 # ---------------------------------------------------------------------------
@@ -547,13 +539,15 @@ class DPSGDNode(_Node):
 
 
 class ComposeNode(_Node):
+    # Its value is the list of stages itself, so the node is its own block.
+
     compose: Annotated[list[Stage], Field(min_length=1, max_length=100_000)] = Field(
         description="The stages, in the order they run, all on the same dataset."
     )
 
     @property
     def block(self) -> BaseModel:
-        return Compose(compose=self.compose)
+        return self
 
 
 #: Every mechanism kind, by the key a spec writes.
@@ -751,7 +745,7 @@ def walk(node: _Node, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[
     """Every node of the mechanism tree with its path as the user wrote it."""
     yield path, node
     block = node.block
-    if isinstance(block, Compose):
+    if isinstance(block, ComposeNode):
         for i, stage in enumerate(block.compose):
             yield from walk(stage.mechanism, (*path, "compose", i, "mechanism"))
     elif isinstance(block, (PoissonSampled, FixedSizeSampled, Repeat)):
@@ -788,5 +782,5 @@ def relation_problems(root: _Node, relation: str) -> list[tuple[tuple[str | int,
     return problems
 
 
-for _model in (PoissonSampled, FixedSizeSampled, Repeat, Stage, Compose, ComposeNode, Spec):
+for _model in (PoissonSampled, FixedSizeSampled, Repeat, Stage, ComposeNode, Spec):
     _model.model_rebuild()
