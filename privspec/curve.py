@@ -44,13 +44,9 @@ class DirectionalPoints:
     beta: FloatArray
     tpr: FloatArray
     losses: FloatArray  # descending; segment j → j+1 adds loss losses[j], slope −e^{losses[j]}
-    excess_mass: float = 0.0  # how much more than 1 the pessimistic PMF holds
-    slopes: FloatArray | None = None  # −e^{losses[j]}, ascending
-    scaled_alpha: FloatArray | None = None  # α_j · e^{losses[j]}, j < len(losses)
-
-    def segment_slopes(self) -> FloatArray:
-        """−e^{y} of every segment, ascending."""
-        return self.slopes if self.slopes is not None else -np.exp(self.losses)
+    excess_mass: float  # how much more than 1 the pessimistic PMF holds
+    slopes: FloatArray  # −e^{losses[j]}, ascending
+    scaled_alpha: FloatArray  # α_j · e^{losses[j]}, j < len(losses)
 
 
 @dataclass(frozen=True)
@@ -166,7 +162,7 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     # linear with kinks at the other chain's slopes, so if v is on the hull it wins at one
     # of the probes.  At a chain's own slope its two vertices tie: mark both.
     wins = [np.zeros(c.alpha.size, dtype=bool) for c in chains]
-    slopes = [c.segment_slopes() for c in chains]
+    slopes = [c.slopes for c in chains]
     for own, other in ((0, 1), (1, 0)):
         chain, rival, s = chains[own], chains[other], slopes[own]
         if not s.size:
@@ -287,10 +283,8 @@ def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> fl
         if upper[0] > delta:  # the mass at +∞ alone exceeds δ
             return math.inf
         n = losses.size
-        scaled = (chain.scaled_alpha if chain.scaled_alpha is not None
-                  else lower[:n] * np.exp(losses))
         # ln((U_j − δ)/L_j) ≥ y_j  ⟺  U_j − δ ≥ L_j e^{y_j}  (U_j > δ, L_j > 0).
-        stop = (upper[:n] > delta) & (lower[:n] > 0) & (upper[:n] - delta >= scaled)
+        stop = (upper[:n] > delta) & (lower[:n] > 0) & (upper[:n] - delta >= chain.scaled_alpha)
         underflow = (upper[1:] >= delta) & (lower[1:] == 0)  # e^{−y} vanished
         first_stop = int(np.argmax(stop)) if stop.any() else n
         first_underflow = int(np.argmax(underflow)) if underflow.any() else n
