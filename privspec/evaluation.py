@@ -131,10 +131,6 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     numbers = summarize(curve, accounting.floor)
     finite = math.isfinite(numbers.mu)
     mu = numbers.mu if finite else None
-    # The curve's δ(0) is at most the accountant's Σ_{y>0}(1 − e^{−y})p + p∞ per
-    # direction (the same tail sums); report the larger (MATH.md §5).
-    accountant_advantage = max(float(c.tpr[-1] - c.alpha[-1]) for c in curve.points)
-    advantage = max(numbers.advantage, accountant_advantage)
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
 
     warnings: list[Caveat] = []
@@ -198,7 +194,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             regret=numbers.regret,
             regret_threshold=options.regret_threshold,
             tier=1 if tier1 else 2,
-            advantage=advantage,
+            advantage=numbers.advantage,
             alpha_star=numbers.alpha_star,
             mass_at_infinity=curve.infinity_mass,
         ),

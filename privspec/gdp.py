@@ -158,9 +158,15 @@ class GaussianSummary:
 
 
 def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
-    """μ (with floor τ), exact regret, best advantage η = δ(0) and its α*."""
+    """μ (with floor τ), exact regret, best advantage η = δ(0) and its α*.
+
+    η is the larger of the curve's δ(0) and the accountant's Σ_{y>0}(1 − e^{−y})p + p∞ per
+    direction (the same tail sums): the symmetric curve can be slightly tighter near ε = 0
+    (MATH.md §5), and the report keeps the pessimistic one.
+    """
     mu = mu_from_curve(curve, floor)
-    advantage = float(np.max(curve.tpr - curve.alpha))
+    accountant = max(float(c.tpr[-1] - c.alpha[-1]) for c in curve.points)
+    advantage = max(float(np.max(curve.tpr - curve.alpha)), accountant)
     return GaussianSummary(
         mu=mu,
         regret=regret(curve, mu) if math.isfinite(mu) else None,
