@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -151,16 +152,10 @@ def default_command(report: Report, fmt: str, variant: str | None = None) -> str
     """The command that re-renders this document, when the report names its spec file."""
     if not report.spec_path:
         return None
-    command = f"privspec render {_shell_quote(report.spec_path)} --format {fmt}"
+    command = f"privspec render {shlex.quote(report.spec_path)} --format {fmt}"
     if variant and variant != VARIANTS.get(fmt, (None,))[0]:
         command += f" --variant {variant}"
     return command
-
-
-def _shell_quote(text: str) -> str:
-    if re.fullmatch(r"[A-Za-z0-9_./+=:@%-]+", text):
-        return text
-    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def delta_key(delta: float) -> str:
