@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from privspec import formatting as fmt
+from privspec.loader import path_to_str
 
 if TYPE_CHECKING:
     from privspec.report import Report
@@ -200,13 +201,6 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _path_text(path: tuple[str | int, ...]) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
 def value_text(value: Any, limit: int = 80) -> str:
     """A spec value as a reviewer reads it: ``20,000``, ``0.9``, ``10⁻⁵``, ``'text'``."""
     if value is None:
@@ -246,7 +240,7 @@ _MISSING = object()
 def _walk(old: Any, new: Any, path: tuple[str | int, ...], out: list[FieldChange]) -> None:
     if (isinstance(old, dict) and isinstance(new, dict) and len(old) == len(new) == 1
             and old.keys() != new.keys()):  # a mechanism of another kind: one change
-        out.append(FieldChange(path=_path_text(path), change="changed", before=old, after=new,
+        out.append(FieldChange(path=path_to_str(path), change="changed", before=old, after=new,
                                before_text=value_text(old), after_text=value_text(new)))
         return
     if isinstance(old, dict) and isinstance(new, dict):
@@ -262,13 +256,13 @@ def _walk(old: Any, new: Any, path: tuple[str | int, ...], out: list[FieldChange
     if old is _MISSING and new is _MISSING:  # pragma: no cover - never both
         return
     if old is _MISSING or (old is None and new is not _MISSING and isinstance(new, dict)):
-        out.append(FieldChange(path=_path_text(path), change="added", after=new,
+        out.append(FieldChange(path=path_to_str(path), change="added", after=new,
                                before_text="—", after_text=value_text(new)))
     elif new is _MISSING or (new is None and isinstance(old, dict)):
-        out.append(FieldChange(path=_path_text(path), change="removed", before=old,
+        out.append(FieldChange(path=path_to_str(path), change="removed", before=old,
                                before_text=value_text(old), after_text="—"))
     elif isinstance(old, dict) != isinstance(new, dict) or not _same_tree(old, new):
-        out.append(FieldChange(path=_path_text(path), change="changed", before=old, after=new,
+        out.append(FieldChange(path=path_to_str(path), change="changed", before=old, after=new,
                                before_text=value_text(old), after_text=value_text(new)))
 
 
