@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from privspec import formatting as fmt
+from privspec.budget import with_deltas
 from privspec.loader import path_to_str
 
 if TYPE_CHECKING:
@@ -483,10 +484,9 @@ def aligned(before: Spec, after: Spec, extra_deltas: list[float] | tuple[float, 
     alphas = sorted({*before.report.alphas, *after.report.alphas})
 
     def widen(spec: Spec) -> Spec:
-        report = spec.report.model_copy(update={
-            "deltas": [*spec.report.deltas, *(d for d in deltas if d not in spec.report.deltas)],
-            "alphas": alphas})
-        return spec.model_copy(update={"report": report})
+        spec = with_deltas(spec, deltas)
+        return spec.model_copy(update={"report": spec.report.model_copy(
+            update={"alphas": alphas})})
 
     return widen(before), widen(after)
 
