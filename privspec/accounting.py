@@ -21,10 +21,10 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
 from privspec.curve import delta_for_epsilons, pmfs_from_pld, points_from_pmf
+from privspec.gaussian_pld import gaussian_pld
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
-AddOrRemove = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
 ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 
 #: Tail mass dp-accounting may truncate in each composition (moved to +∞), at most.
@@ -113,12 +113,8 @@ class _Lowering:
         """Compose the parts of ``lowered`` into one PLD."""
         parts = list(lowered.plds)
         if lowered.gaussian_mu_squared > 0:
-            parts.insert(0, plds.from_gaussian_mechanism(
-                1.0 / math.sqrt(lowered.gaussian_mu_squared),
-                sensitivity=1.0,
-                value_discretization_interval=self.h,
-                use_connect_dots=True,
-            ))
+            parts.insert(0, gaussian_pld(1.0 / math.sqrt(lowered.gaussian_mu_squared),
+                                         discretization=self.h))
         if not parts:
             raise ValueError("a mechanism with no parts")
         result = parts[0]
@@ -183,17 +179,9 @@ class _Lowering:
         clipping norm (dp-accounting's REPLACE pair moves it by ±1 under replace-one)."""
         if rate == 1.0:
             shift = 2.0 if self.replace_one else 1.0
-            return plds.from_gaussian_mechanism(
-                noise_multiplier / shift, value_discretization_interval=self.h,
-                use_connect_dots=True)
-        return plds.from_gaussian_mechanism(
-            noise_multiplier,
-            sensitivity=1.0,
-            sampling_prob=rate,
-            value_discretization_interval=self.h,
-            use_connect_dots=True,
-            neighboring_relation=ReplaceOne if self.replace_one else AddOrRemove,
-        )
+            return gaussian_pld(noise_multiplier / shift, discretization=self.h)
+        return gaussian_pld(noise_multiplier, sampling_prob=rate, discretization=self.h,
+                            replace_one=self.replace_one)
 
     def _fixed_size(self, block: object, rate: float) -> PLD:
         """One release on a batch sampled without replacement, under replace-one.
@@ -209,9 +197,9 @@ class _Lowering:
         if isinstance(block, s.Gaussian):
             sigma, shift = ((block.noise_multiplier, 2.0) if block.noise_multiplier is not None
                             else (block.sigma, block.sensitivity or 1.0))
-            step = plds.from_gaussian_mechanism(
-                sigma, sensitivity=shift, sampling_prob=rate,
-                value_discretization_interval=self.h, use_connect_dots=True)
+            assert sigma is not None  # validation requires σ or a noise multiplier
+            step = gaussian_pld(sigma, sensitivity=shift, sampling_prob=rate,
+                                discretization=self.h)
         else:
             step = self._single(block, rate)
         return step if rate == 1.0 else self._symmetric(step)
@@ -253,21 +241,14 @@ class _Lowering:
             if block.noise_multiplier is not None:
                 return self._poisson_gaussian(block.noise_multiplier, rate)
             assert block.sigma is not None
-            return plds.from_gaussian_mechanism(
-                block.sigma,
-                sensitivity=block.sensitivity or 1.0,
-                sampling_prob=rate,
-                value_discretization_interval=self.h,
-                use_connect_dots=True,
-            )
+            return gaussian_pld(block.sigma, sensitivity=block.sensitivity or 1.0,
+                                sampling_prob=rate, discretization=self.h)
         return self._single(block, rate)
 
     def _single(self, block: object, rate: float = 1.0) -> PLD:
         h = self.h
         if isinstance(block, s.Gaussian):
-            return plds.from_gaussian_mechanism(
-                1.0 / self._gaussian_mu(block), value_discretization_interval=h,
-                use_connect_dots=True)
+            return gaussian_pld(1.0 / self._gaussian_mu(block), discretization=h)
         if isinstance(block, s.Laplace):
             scale = block.scale if block.scale is not None else block.sensitivity / (block.epsilon or 1)
             return plds.from_laplace_mechanism(

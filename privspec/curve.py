@@ -26,27 +26,39 @@ _UNIT_ROUNDOFF = 2.0**-53
 
 @dataclass(frozen=True)
 class LossPMF:
-    """One direction of a PLD: losses (ascending), their probabilities, and p∞."""
+    """One direction of a PLD: losses (ascending), their probabilities, and p∞.
+
+    ``grid`` = (h, i₀) when ``losses[i]`` = (i₀ + i)·h, as for every PMF dp-accounting
+    makes: two directions on the same grid let the hull skip a merge of their slopes.
+    """
 
     losses: FloatArray
     probs: FloatArray
     infinity_mass: float
+    grid: tuple[float, int] | None = None
 
 
 @dataclass(frozen=True)
 class DirectionalPoints:
     """Breakpoints of one direction's curve for thresholds t ≥ 0, α ascending.
 
-    ``tpr`` = 1 − β from tail sums, ``beta`` from head sums.
+    ``tpr`` = 1 − β from tail sums, ``beta`` from head sums.  Segment j → j + 1 adds
+    the mass at ``losses[j]`` and has slope −e^{losses[j]}; a loss without mass gives
+    a segment of length 0.  ``grid`` = (h, k) when ``losses[j]`` = (k − j)·h.
     """
 
     alpha: FloatArray
     beta: FloatArray
     tpr: FloatArray
-    losses: FloatArray  # descending; segment j → j+1 adds loss losses[j], slope −e^{losses[j]}
+    losses: FloatArray  # descending
     excess_mass: float  # how much more than 1 the pessimistic PMF holds
-    slopes: FloatArray  # −e^{losses[j]}, ascending
-    scaled_alpha: FloatArray  # α_j · e^{losses[j]}, j < len(losses)
+    grid: tuple[float, int] | None
+
+    @property
+    def slopes(self) -> FloatArray:
+        """−e^{losses[j]}, ascending (−∞ where e^y overflows: a vertical segment)."""
+        with np.errstate(over="ignore"):
+            return np.asarray(-np.exp(self.losses))
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,7 @@ def pmfs_from_pld(pld: pld_module.PrivacyLossDistribution) -> tuple[LossPMF, ...
     dp-accounting has no public accessor for its PMFs, so this is the one function
     that reads private attributes (``_pmf_remove``, ``_pmf_add``, ``_symmetric``,
     and a dense PMF's ``_lower_loss``, ``_probs``, ``_discretization``,
-    ``_infinity_mass``); ``tests/test_curve.py`` pins their meaning against
+    ``_infinity_mass``); ``tests/test_private_api.py`` pins their meaning against
     ``get_delta_for_epsilon``.
     """
     pmfs = [pld._pmf_remove]
@@ -95,8 +107,9 @@ def pmfs_from_pld(pld: pld_module.PrivacyLossDistribution) -> tuple[LossPMF, ...
     for pmf in pmfs:
         dense = pmf.to_dense_pmf()
         probs = np.asarray(dense._probs, dtype=np.float64)
-        losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
-        result.append(LossPMF(losses, probs, float(dense._infinity_mass)))
+        step, lowest = float(dense._discretization), int(dense._lower_loss)
+        losses = (np.arange(probs.size) + lowest) * step
+        result.append(LossPMF(losses, probs, float(dense._infinity_mass), (step, lowest)))
     return tuple(result)
 
 
@@ -104,40 +117,122 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     """Breakpoints (α, β) for thresholds t ≥ 0 of one direction (MATH.md §2).
 
     The first point is t = +∞: (0, 1 − p∞).  Then one point per loss y ≥ 0, from the
-    largest down, each including the mass at y.  Zero-probability losses are skipped.
+    largest down, each including the mass at y.  FFT convolution leaves tiny negative
+    masses; they count as 0 (losses above the largest one with mass are left out).
     """
     start = int(np.searchsorted(pmf.losses, 0.0, side="left"))  # losses ascend
-    losses, probs = pmf.losses[start:][::-1], pmf.probs[start:][::-1]
-    if not np.all(probs > 0):
-        keep = probs > 0
-        losses, probs = losses[keep], probs[keep]
-    shrink = np.exp(-losses)  # e^{−y}: the change of measure dQ = e^{−y} dP
-    alpha = np.empty(losses.size + 1)
+    positive = pmf.probs[start:] > 0
+    stop = start + (int(positive.size - np.argmax(positive[::-1])) if positive.any() else 0)
+    losses, probs = pmf.losses[start:stop][::-1], pmf.probs[start:stop][::-1]
+    clipped = not positive[:stop - start].all()
+    if clipped:
+        probs = np.maximum(probs, 0.0)
+    n = losses.size
+    mass = np.exp(-losses)  # e^{−y}: the change of measure dQ = e^{−y} dP
+    np.multiply(mass, probs, out=mass)
+    alpha = np.empty(n + 1)
     alpha[0] = 0.0
-    np.cumsum(shrink * probs, out=alpha[1:])
-    tpr = np.empty(losses.size + 1)
-    tpr[0] = 0.0
+    np.cumsum(mass, out=alpha[1:])
+    del mass
+    tpr = np.empty(n + 1)
+    tpr[0] = pmf.infinity_mass
     np.cumsum(probs, out=tpr[1:])
-    tpr += pmf.infinity_mass
+    tpr[1:] += pmf.infinity_mass
     # β(t) = 1 − TPR(t) by definition (MATH.md §2: tail sums only).  A pessimistic
     # PMF may hold a little more than mass 1 (connect-the-dots adds some), so
     # 1 − TPR = head(t) − excess, with head(t) the mass at losses ≤ t: written that way
     # it keeps β's digits where β is tiny and 1 − TPR would round to 0.
-    below = float(pmf.probs[(pmf.probs > 0) & (pmf.losses < 0)].sum())
-    rest = np.cumsum(probs[::-1])[::-1]
-    head = below + np.concatenate((rest, [0.0]))
-    excess = float(head[0]) + pmf.infinity_mass - 1.0  # the same sums as head
-    beta = np.clip(head - excess, 0.0, 1.0)
+    below = pmf.probs[:start]
+    beta = np.empty(n + 1)
+    beta[n] = float(below[below > 0].sum())
+    if n:
+        np.cumsum(probs[::-1], out=beta[n - 1::-1])
+        beta[:n] += beta[n]
+    excess = float(beta[0]) + pmf.infinity_mass - 1.0  # the same sums as head
+    beta -= excess
+    np.clip(beta, 0.0, 1.0, out=beta)
     # Rounding of the running sums: a sum of j non-negative doubles is within j·u of its
-    # exact value, relatively (Higham, Accuracy and Stability, §4.2).  Widen both tail
-    # sums towards the attacker, TPR up and α down, by twice that: μ and ε(δ) rest on them.
-    steps = np.arange(losses.size + 1, dtype=np.float64) * (2 * _UNIT_ROUNDOFF)
-    tpr *= 1.0 + steps
-    alpha *= 1.0 - steps
-    with np.errstate(divide="ignore", invalid="ignore"):  # e^{−y} underflows past y ≈ 745
-        slopes, scaled = -1.0 / shrink, alpha[:-1] / shrink
-    return DirectionalPoints(alpha=alpha, beta=beta, tpr=np.minimum(tpr, 1.0), losses=losses,
-                             excess_mass=max(0.0, excess), slopes=slopes, scaled_alpha=scaled)
+    # exact value, relatively (Higham, Accuracy and Stability, §4.2), and each term e^{−y}·p
+    # carries a few u more.  Widen both tail sums towards the attacker, TPR up and α down,
+    # by 2ju with j the number of masses summed so far: μ and ε(δ) rest on them.  Where a
+    # mass is too small to change α, widening would make α fall: keep the running maximum,
+    # still below the exact sum.
+    if clipped:
+        widen = np.empty(n + 1)
+        widen[0] = 0.0
+        np.cumsum(positive[:stop - start][::-1], out=widen[1:])
+    else:
+        widen = np.arange(n + 1, dtype=np.float64)
+    widen *= 2 * _UNIT_ROUNDOFF
+    tpr *= 1.0 + widen
+    np.minimum(tpr, 1.0, out=tpr)
+    alpha *= 1.0 - widen
+    np.maximum.accumulate(alpha, out=alpha)
+    grid = None if pmf.grid is None else (pmf.grid[0], pmf.grid[1] + stop - 1)
+    return DirectionalPoints(alpha=alpha, beta=beta, tpr=tpr, losses=losses,
+                             excess_mass=max(0.0, excess), grid=grid)
+
+
+def _count_below(keys: FloatArray, sorted_values: FloatArray) -> np.ndarray:
+    """For ascending ``keys``, how many of the ascending ``sorted_values`` are < each key.
+
+    ``np.searchsorted(sorted_values, keys, side="left")`` by one merge: a stable sort of
+    the two sorted runs (keys first, so a key precedes the values equal to it) places
+    key i at i + that count.  Linear where the binary searches are not.
+    """
+    order = np.argsort(np.concatenate((keys, sorted_values)), kind="stable")
+    return np.flatnonzero(order < keys.size) - np.arange(keys.size)
+
+
+def _mark_support(chain: DirectionalPoints, rival: DirectionalPoints,
+                  wins: np.ndarray, rival_wins: np.ndarray) -> None:
+    """Probe the support function of both chains at each segment slope s of ``chain``:
+    TPR + s·α of the chain's segment against the rival's vertex on the supporting line
+    of slope s (its vertex k = the number of rival slopes < s); mark the winners.
+
+    At a chain's own slope its two vertices tie: a winning segment marks both.  On a
+    shared grid k is the segment index plus an offset, so the rival's columns are slices.
+    """
+    s = chain.slopes
+    mine = s * chain.alpha[:-1]
+    mine += chain.tpr[:-1]  # = with vertex i + 1 (a tie)
+    n, last = s.size, rival.losses.size
+    if chain.grid is None or rival.grid is None or chain.grid[0] != rival.grid[0]:
+        k = _count_below(s, rival.slopes)
+        theirs = rival.tpr[k] + s * rival.alpha[k]
+        won = mine >= theirs
+        rival_wins[k[mine <= theirs]] = True
+    else:
+        # Rival slopes below −e^{(g − j)h} are those of its losses above (g − j)h, so
+        # k = j + shift, clamped to 0 before ``first`` and to ``last`` from ``stop`` on.
+        shift = rival.grid[1] - chain.grid[1]
+        first, stop = min(max(-shift, 0), n), min(max(last - shift, 0), n)
+        theirs = s * np.concatenate((np.full(first, rival.alpha[0]),
+                                     rival.alpha[first + shift:stop + shift],
+                                     np.full(n - stop, rival.alpha[last])))
+        theirs[:first] += rival.tpr[0]
+        theirs[first:stop] += rival.tpr[first + shift:stop + shift]
+        theirs[stop:] += rival.tpr[last]
+        won = mine >= theirs
+        lost = mine <= theirs
+        rival_wins[first + shift:stop + shift] |= lost[first:stop]
+        rival_wins[0] |= bool(lost[:first].any())
+        rival_wins[last] |= bool(lost[stop:].any())
+    wins[:-1] |= won
+    wins[1:] |= won
+
+
+def _winners(chain: DirectionalPoints, wins: np.ndarray
+             ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The marked vertices of a chain, one per α (the last: within a chain TPR rises)."""
+    index = np.flatnonzero(wins)
+    alpha = chain.alpha[index]
+    last = np.empty(alpha.size, dtype=bool)
+    last[:-1] = alpha[1:] != alpha[:-1]
+    last[-1:] = True
+    if not last.all():
+        index, alpha = index[last], alpha[last]
+    return alpha, chain.beta[index], chain.tpr[index]
 
 
 def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -148,32 +243,21 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     some slope s (the support function of the union is the maximum of the chains').
     Between consecutive segment slopes of the merged set each chain has one active
     vertex, so with two chains evaluating both ends of every interval finds every
-    winner: O(n log n) and fully vectorised.
+    winner: linear on a shared grid, O(n log n) otherwise, and fully vectorised.
     """
     if len(chains) == 1:
-        only = chains[0]
-        last = np.concatenate((only.alpha[1:] != only.alpha[:-1], [True]))  # highest TPR
-        return only.alpha[last], only.beta[last], only.tpr[last]
+        return _winners(chains[0], np.ones(chains[0].alpha.size, dtype=bool))
     if len(chains) != 2:
         raise ValueError("a privacy-loss distribution has one or two directions")
     # Probe the support function at every segment slope of either chain (all are −e^y
     # ≤ −1), at −∞ and at −1.  On the span where a vertex v of one chain is active, its
     # line minus the other chain's (convex) support function is concave and piecewise
     # linear with kinks at the other chain's slopes, so if v is on the hull it wins at one
-    # of the probes.  At a chain's own slope its two vertices tie: mark both.
+    # of the probes.
     wins = [np.zeros(c.alpha.size, dtype=bool) for c in chains]
-    slopes = [c.slopes for c in chains]
     for own, other in ((0, 1), (1, 0)):
-        chain, rival, s = chains[own], chains[other], slopes[own]
-        if not s.size:
-            continue
-        k = np.searchsorted(slopes[other], s, side="left")  # rival's active vertex
-        mine = chain.tpr[:-1] + s * chain.alpha[:-1]  # = with vertex i + 1 (a tie)
-        theirs = rival.tpr[k] + s * rival.alpha[k]
-        won = mine >= theirs
-        wins[own][:-1] |= won
-        wins[own][1:] |= won
-        wins[other][k[mine <= theirs]] = True
+        if chains[own].losses.size:
+            _mark_support(chains[own], chains[other], wins[own], wins[other])
     # s → −∞: the α = 0 vertices; s = −1: the last vertices (the t = 0 points).
     top = max(c.tpr[0] for c in chains)
     for c, w in zip(chains, wins, strict=True):
@@ -181,22 +265,14 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
     end = [c.tpr[-1] - c.alpha[-1] for c in chains]
     for w, value in zip(wins, end, strict=True):
         w[-1] |= value >= max(end)
-    alpha = np.concatenate([c.alpha[w] for c, w in zip(chains, wins, strict=True)])
-    beta = np.concatenate([c.beta[w] for c, w in zip(chains, wins, strict=True)])
-    tpr = np.concatenate([c.tpr[w] for c, w in zip(chains, wins, strict=True)])
+    runs = [_winners(c, w) for c, w in zip(chains, wins, strict=True)]
+    alpha, beta, tpr = (np.concatenate(column) for column in zip(*runs, strict=True))
     order = np.argsort(alpha, kind="stable")  # two sorted runs: a linear merge
     alpha, beta, tpr = alpha[order], beta[order], tpr[order]
-    tied = alpha[1:] == alpha[:-1]
-    if not tied.any():
-        return alpha, beta, tpr
-    if tied[0] and not tied[1:].any():  # the usual case: both chains start at α = 0
-        drop = 0 if tpr[0] <= tpr[1] else 1
-        return np.delete(alpha, drop), np.delete(beta, drop), np.delete(tpr, drop)
-    if tied.any():  # equal α from both chains: keep the highest TPR
-        order = np.lexsort((tpr, alpha))
-        alpha, beta, tpr = alpha[order], beta[order], tpr[order]
-        last = np.concatenate((alpha[1:] != alpha[:-1], [True]))
-        alpha, beta, tpr = alpha[last], beta[last], tpr[last]
+    tied = np.flatnonzero(alpha[1:] == alpha[:-1])  # one vertex from each run
+    if tied.size:  # keep the higher TPR
+        drop = np.where(tpr[tied] <= tpr[tied + 1], tied, tied + 1)
+        alpha, beta, tpr = np.delete(alpha, drop), np.delete(beta, drop), np.delete(tpr, drop)
     return alpha, beta, tpr
 
 
@@ -267,7 +343,12 @@ def delta_from_curve(curve: TradeoffCurve, epsilon: float) -> float:
 
 
 def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> float:
-    """Smallest ε ≥ 0 with δ(ε) ≤ ``delta``, max over directions.
+    """Smallest ε ≥ 0 with δ(ε) ≤ ``delta``, max over directions (``epsilons_for_deltas``)."""
+    return epsilons_for_deltas(points, [delta])[0]
+
+
+def epsilons_for_deltas(points: tuple[DirectionalPoints, ...], deltas: list[float]) -> list[float]:
+    """For each δ, the smallest ε ≥ 0 with δ(ε) ≤ δ, max over directions.
 
     The same rule as dp-accounting's ``get_epsilon_for_delta`` (walk the losses from
     the top, stop at the first y_j whose tail masses U_j, L_j already put the answer
@@ -277,24 +358,28 @@ def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> fl
     a composed PMF, so at δ ≲ 1e-9 the result can be slightly larger (never smaller)
     than the accountant's.
     """
-    worst = 0.0
+    worst = [0.0] * len(deltas)
     for chain in points:
         upper, lower, losses = chain.tpr, chain.alpha, chain.losses
-        if upper[0] > delta:  # the mass at +∞ alone exceeds δ
-            return math.inf
         n = losses.size
-        # ln((U_j − δ)/L_j) ≥ y_j  ⟺  U_j − δ ≥ L_j e^{y_j}  (U_j > δ, L_j > 0).
-        stop = (upper[:n] > delta) & (lower[:n] > 0) & (upper[:n] - delta >= chain.scaled_alpha)
-        underflow = (upper[1:] >= delta) & (lower[1:] == 0)  # e^{−y} vanished
-        first_stop = int(np.argmax(stop)) if stop.any() else n
-        first_underflow = int(np.argmax(underflow)) if underflow.any() else n
-        if first_underflow < first_stop:
-            worst = max(worst, float(losses[first_underflow]))
-            continue
-        j = first_stop
-        if upper[j] <= lower[j] + delta:
-            continue
-        worst = max(worst, math.log((float(upper[j]) - delta) / float(lower[j])))
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = lower[:n] * np.exp(losses)  # L_j e^{y_j}
+        for i, delta in enumerate(deltas):
+            if upper[0] > delta:  # the mass at +∞ alone exceeds δ
+                worst[i] = math.inf
+                continue
+            # ln((U_j − δ)/L_j) ≥ y_j  ⟺  U_j − δ ≥ L_j e^{y_j}  (U_j > δ, L_j > 0).
+            stop = (upper[:n] > delta) & (lower[:n] > 0) & (upper[:n] - delta >= scaled)
+            underflow = (upper[1:] >= delta) & (lower[1:] == 0)  # e^{−y} vanished
+            first_stop = int(np.argmax(stop)) if stop.any() else n
+            first_underflow = int(np.argmax(underflow)) if underflow.any() else n
+            if first_underflow < first_stop:
+                worst[i] = max(worst[i], float(losses[first_underflow]))
+                continue
+            j = first_stop
+            if upper[j] <= lower[j] + delta:
+                continue
+            worst[i] = max(worst[i], math.log((float(upper[j]) - delta) / float(lower[j])))
     return worst
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from privspec import __version__
 from privspec import formatting as fmt
 from privspec.accounting import Accounted, StageAccount, account, tail_mass_truncation
-from privspec.curve import TradeoffCurve, curve_from_pld, epsilon_for_delta
+from privspec.curve import TradeoffCurve, curve_from_pld, epsilons_for_deltas
 from privspec.describe import summarize_mechanism
 from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
 from privspec.report import (
@@ -163,16 +163,15 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             f"unbounded loss; μ holds up to the additive floor τ = {floor} in the trade-off "
             "curve.")))
 
-    epsilons = []
-    for delta in options.deltas:
-        eps = epsilon_for_delta(curve.points, delta)
-        epsilons.append(EpsilonAtDelta(delta=delta, epsilon=eps if math.isfinite(eps) else None))
+    asked = sorted({*options.deltas, *([model.published.delta] if model.published else [])} - {0})
+    epsilon_at = dict(zip(asked, epsilons_for_deltas(curve.points, asked), strict=True))
+    epsilons = [EpsilonAtDelta(delta=delta, epsilon=eps if math.isfinite(eps) else None)
+                for delta, eps in ((d, epsilon_at[d]) for d in options.deltas)]
 
     published = None
     if model.published is not None:
         claim = model.published
-        ours = (_pure_epsilon(curve, model) if claim.delta == 0
-                else epsilon_for_delta(curve.points, claim.delta))
+        ours = _pure_epsilon(curve, model) if claim.delta == 0 else epsilon_at[claim.delta]
         published = PublishedComparison(
             epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
             epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)

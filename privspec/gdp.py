@@ -37,6 +37,34 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
     return float(ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon) * ndtr(-epsilon / mu - mu / 2))
 
 
+#: Support vertices per block in ``mu_from_curve``'s branch and bound.
+_MU_BLOCK = 32
+
+
+def _z_fpr(alpha: FloatArray, tnr: FloatArray) -> FloatArray:
+    """Φ⁻¹(1 − α), from whichever of α and 1 − α is smaller."""
+    z = -ndtri(np.minimum(alpha, 0.5))
+    big = alpha > 0.5
+    if big.any():
+        z[big] = ndtri(tnr[big])
+    return np.asarray(z)
+
+
+def _z_fnr(beta: FloatArray, reach: FloatArray, floor: float) -> FloatArray:
+    """Φ⁻¹(β + τ) = −Φ⁻¹(1 − β − τ), from whichever side is smaller (reach = 1 − β − τ)."""
+    small = reach < 0.5
+    z = -ndtri(np.where(small, reach, 0.5))
+    if not small.all():
+        z[~small] = ndtri(np.minimum(beta[~small] + floor, 1.0))
+    return np.asarray(z)
+
+
+def _vertex_mu(alpha: FloatArray, beta: FloatArray, tpr: FloatArray, tnr: FloatArray,
+               floor: float) -> FloatArray:
+    """Φ⁻¹(1 − α) − Φ⁻¹(β + τ) at each vertex: the μ that vertex asks for (MATH.md §3)."""
+    return np.asarray(_z_fpr(alpha, tnr) - _z_fnr(beta, tpr - floor, floor))
+
+
 def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
     """μ*_τ = max over breakpoints of Φ⁻¹(1 − α) − Φ⁻¹(β + τ) (MATH.md §3).
 
@@ -49,35 +77,51 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
     and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); vertices left of the diagonal
     closer than that to the chance line are checked both ways.  Each Φ⁻¹ is taken on
     the small side of its probability.
+
+    Along the support α rises and β falls, so over a block of vertices i..j both terms
+    are at most their values at i and j: Φ⁻¹(1 − α_i) − Φ⁻¹(β_j + τ) bounds the block,
+    and only blocks whose bound beats the best vertex found so far are evaluated
+    vertex by vertex (branch and bound; the maximum is the same as checking all).
     Returns ``math.inf`` when a vertex with α = 0 keeps a TPR above τ: mass at +∞
     (or a loss so large that e^{−y} underflows) that no finite μ covers.
     """
-    alpha, beta, tpr = curve.support
-    tnr = 1.0 - alpha
+    alpha, beta, tpr = curve.support  # α ascending, one vertex per α
+    if alpha[0] <= 0 and tpr[0] > floor:
+        return math.inf
+    # Vertices that ask for μ > 0 at all: α > 0, TPR > τ and α < 1, a contiguous run.
+    lo = max(int(np.searchsorted(alpha, 0.0, side="right")),
+             int(np.searchsorted(tpr, floor, side="right")))
+    hi = int(np.searchsorted(alpha, 1.0, side="left"))
+    best = 0.0
     # Mirror vertices of the final curve within 2τ of the chance line (near (0, 1));
     # breakpoints past the diagonal are not mirrored: the curve there is the mirror
     # image of the part left of α*, whose vertices are all in the support.
-    near = (tpr - alpha < 2 * floor) & (alpha <= beta)
-    if near.any():  # add the mirrored vertices (β, α), each value from its small side
-        alpha, beta, tpr, tnr = (np.concatenate((x, y[near])) for x, y in
-                                 ((alpha, beta), (beta, alpha), (tpr, tnr), (tnr, tpr)))
-    reach = tpr - floor  # 1 − (β + τ)
-    usable = (reach > 0) & (tnr > 0)
-    if np.any(usable & (alpha <= 0)):
-        return math.inf
-    usable &= alpha > 0
-    if not usable.any():
-        return 0.0
-    alpha, beta, tnr, reach = alpha[usable], beta[usable], tnr[usable], reach[usable]
-    z_alpha = -ndtri(np.minimum(alpha, 0.5))  # Φ⁻¹(1 − α); α ≤ α* ≤ 1/2 here
-    big = alpha > 0.5
-    if big.any():
-        z_alpha[big] = ndtri(tnr[big])
-    small = reach < 0.5
-    z_beta = -ndtri(np.where(small, reach, 0.5))  # Φ⁻¹(β + τ) = −Φ⁻¹(1 − β − τ)
-    if not small.all():
-        z_beta[~small] = ndtri(np.minimum(beta[~small] + floor, 1.0))
-    return max(0.0, float(np.max(z_alpha - z_beta)))
+    near = np.flatnonzero((tpr - alpha < 2 * floor) & (alpha <= beta) & (alpha > 0))
+    if near.size:  # the mirrored vertex (β, α) has TPR 1 − α and TNR = the original TPR
+        a, b, t = alpha[near], beta[near], tpr[near]
+        ask = (1.0 - a > floor) & (t > 0)
+        if ask.any():
+            best = float(np.max(_vertex_mu(b[ask], a[ask], 1.0 - a[ask], t[ask], floor)))
+    if hi <= lo:
+        return max(0.0, best)
+
+    def asks(index: FloatArray) -> tuple[FloatArray, FloatArray]:
+        a, b, t = alpha[index], beta[index], tpr[index]
+        return _z_fpr(a, 1.0 - a), _z_fnr(b, t - floor, floor)
+
+    starts = np.arange(lo, hi, _MU_BLOCK)
+    ends = np.minimum(starts + _MU_BLOCK - 1, hi - 1)
+    za_start, zb_start = asks(starts)
+    za_end, zb_end = asks(ends)
+    best = max(best, float(np.max(za_start - zb_start)), float(np.max(za_end - zb_end)))
+    # Only ulps of Φ⁻¹'s monotonicity are at stake: a small slack keeps the bound safe.
+    open_blocks = starts[za_start - zb_end > best - 1e-9]
+    if open_blocks.size:
+        index = (open_blocks[:, None] + np.arange(_MU_BLOCK)).ravel()
+        index = index[index < hi]
+        za, zb = asks(index)
+        best = max(best, float(np.max(za - zb)))
+    return max(0.0, best)
 
 
 def _shift_residual(a: FloatArray, b: FloatArray, shift: FloatArray, mu: float) -> FloatArray:
@@ -85,8 +129,10 @@ def _shift_residual(a: FloatArray, b: FloatArray, shift: FloatArray, mu: float) 
     return np.asarray(b - shift - gaussian_tradeoff(np.clip(a - shift, 0.0, 1.0), mu))
 
 
-def _exact_shifts(a: FloatArray, b: FloatArray, mu: float, low: FloatArray) -> FloatArray:
-    """Root κ of b − κ = G_μ(a − κ) for each point, by vectorised bisection on [low, a]."""
+def _shift_brackets(a: FloatArray, b: FloatArray, mu: float, low: FloatArray,
+                    tolerance: float = 1e-15) -> tuple[FloatArray, FloatArray]:
+    """Brackets [lo, hi] ∋ κ, the root of b − κ = G_μ(a − κ), for each point, by
+    vectorised bisection on [low, a] until hi − lo ≤ ``tolerance``·max(1, hi)."""
     lo = low.copy()
     hi = np.maximum(a, lo)
     for _ in range(200):
@@ -94,9 +140,9 @@ def _exact_shifts(a: FloatArray, b: FloatArray, mu: float, low: FloatArray) -> F
         above = _shift_residual(a, b, mid, mu) > 0
         lo = np.where(above, mid, lo)
         hi = np.where(above, hi, mid)
-        if np.all(hi - lo <= 1e-15 * np.maximum(1.0, hi)):
+        if np.all(hi - lo <= tolerance * np.maximum(1.0, hi)):
             break
-    return np.asarray(hi)  # the upper end: never understates regret
+    return lo, hi
 
 
 def regret(curve: TradeoffCurve, mu: float) -> float:
@@ -116,9 +162,12 @@ def regret(curve: TradeoffCurve, mu: float) -> float:
     a, b = curve.alpha[:half], curve.beta[:half]
     # A lower bound from a few hundred vertices; a point at α needs a shift of at most α
     # (at α − κ = 0, G_μ = 1 ≥ f − κ), so nothing left of the bound can beat it.
+    # Only a bound is needed here, so the bisection stops early and keeps its lower end;
+    # the vertices that set it are solved exactly below.
     step = max(1, a.size // 512)
     sample = slice(0, a.size, step)
-    low = float(np.max(_exact_shifts(a[sample], b[sample], mu, np.zeros(a[sample].size))))
+    low = float(np.max(_shift_brackets(a[sample], b[sample], mu, np.zeros(a[sample].size),
+                                       tolerance=1e-6)[0]))
     first = int(np.searchsorted(a, low, side="right")) - 1
     a, b = a[max(first, 0):], b[max(first, 0):]
     # Tangent candidates, one per segment of finite negative slope.
@@ -142,8 +191,8 @@ def regret(curve: TradeoffCurve, mu: float) -> float:
     pending[pending] = _shift_residual(a[pending], b[pending], np.full(int(pending.sum()), best),
                                        mu) > 0
     if pending.any():
-        shifts = _exact_shifts(a[pending], b[pending], mu, np.full(int(pending.sum()), best))
-        best = max(best, float(np.max(shifts)))
+        _, shifts = _shift_brackets(a[pending], b[pending], mu, np.full(int(pending.sum()), best))
+        best = max(best, float(np.max(shifts)))  # the upper ends: never understate regret
     return best
 
 

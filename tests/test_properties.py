@@ -190,3 +190,69 @@ def test_report_round_trips_and_is_deterministic(path: Path) -> None:
     text = first.model_dump_json()
     assert Report.model_validate_json(text) == first
     assert privspec.evaluate(path).model_dump_json() == text
+
+
+# -- The fast paths equal the plain computations ------------------------------------------------
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name.split(".")[0])
+def test_chains_are_monotone_and_the_support_ascends(path: Path) -> None:
+    """FFT noise leaves negative masses, and tiny masses vanish in the sums: α and TPR
+    never fall along a direction, and the hull has one vertex per α, in order."""
+    curve = privspec_curve(path)
+    for chain in curve.points:
+        assert np.all(np.diff(chain.alpha) >= 0) and np.all(np.diff(chain.tpr) >= 0)
+        assert np.all(np.diff(chain.beta) <= 0)
+    alpha, beta, _ = curve.support
+    assert np.all(np.diff(alpha) > 0) and np.all(np.diff(beta) <= 0)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name.split(".")[0])
+def test_grid_hull_equals_the_general_hull(path: Path) -> None:
+    """On dp-accounting's shared loss grid the hull finds each rival vertex by an offset;
+    without the grid it merges the slopes.  Both give the same vertices."""
+    from dataclasses import replace
+
+    from privspec.curve import hull_of_chains
+
+    chains = privspec_curve(path).points
+    fast = hull_of_chains(chains)
+    general = hull_of_chains(tuple(replace(c, grid=None) for c in chains))
+    for x, y in zip(fast, general, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("floor", [1e-12, 1e-6])
+def test_branch_and_bound_mu_is_the_maximum_over_all_vertices(path: Path, floor: float) -> None:
+    from scipy.special import ndtri
+
+    curve = privspec_curve(path)
+    mu = mu_from_curve(curve, floor)
+    alpha, beta, tpr = curve.support
+    if not math.isfinite(mu):
+        assert alpha[0] == 0 and tpr[0] > floor
+        return
+    near = (tpr - alpha < 2 * floor) & (alpha <= beta)
+    asks = []
+    for a, b, t in ((alpha, beta, tpr), (beta[near], alpha[near], 1 - alpha[near])):
+        use = (a > 0) & (a < 1) & (t > floor)
+        a, b, t = a[use], b[use], t[use]
+        z_fpr = np.where(a <= 0.5, -ndtri(np.minimum(a, 0.5)), ndtri(1 - a))
+        z_fnr = np.where(t - floor < 0.5, -ndtri(np.minimum(t - floor, 0.5)),
+                         ndtri(np.minimum(b + floor, 1)))
+        asks.append(z_fpr - z_fnr)
+    brute = max(0.0, *(float(np.max(x)) for x in asks if x.size))
+    assert mu == pytest.approx(brute, rel=1e-12, abs=1e-12)
+    assert mu >= brute * (1 - 1e-13)
+
+
+_CURVES: dict[Path, TradeoffCurve] = {}
+
+
+def privspec_curve(path: Path) -> TradeoffCurve:
+    if path not in _CURVES:
+        from privspec.loader import load_spec
+
+        _CURVES[path] = curve_from_pld(pld_from_spec(load_spec(path)))
+    return _CURVES[path]

@@ -1,0 +1,59 @@
+"""privspec.gaussian_pld builds the very PLDs dp-accounting's from_gaussian_mechanism builds."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as plds
+
+from privspec.gaussian_pld import _GridGaussianLoss, gaussian_pld
+
+CASES = list(itertools.product(
+    [0.5, 1.0, 9.4, 30.0],          # σ
+    [1.0, 0.3277, 0.01, 1e-4, 0.999],  # sampling probability
+    [1e-4, 1e-2],                   # discretization
+    [1.0, 2.0],                     # sensitivity
+))
+
+
+def directions(pld: object) -> list[object]:
+    return [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("sigma", "q", "h", "sensitivity"), CASES)
+def test_equals_the_library(sigma: float, q: float, h: float, sensitivity: float) -> None:
+    theirs = plds.from_gaussian_mechanism(sigma, sensitivity=sensitivity, sampling_prob=q,
+                                          value_discretization_interval=h, use_connect_dots=True)
+    ours = gaussian_pld(sigma, sensitivity=sensitivity, sampling_prob=q, discretization=h)
+    assert ours._symmetric == theirs._symmetric
+    for mine, reference in zip(directions(ours), directions(theirs), strict=True):
+        mine, reference = mine.to_dense_pmf(), reference.to_dense_pmf()
+        assert mine._lower_loss == reference._lower_loss
+        assert mine._infinity_mass == reference._infinity_mass
+        np.testing.assert_allclose(mine._probs, reference._probs, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("adjacency", ["ADD", "REMOVE"])
+@pytest.mark.parametrize("q", [1.0, 0.2, 0.9])
+def test_the_profile_equals_the_library_one_epsilon_at_a_time(adjacency: str, q: float) -> None:
+    """Including ε at and beyond the edge of a subsampled direction's support."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    loss = _GridGaussianLoss(1.3, sampling_prob=q, adjacency_type=plm.AdjacencyType[adjacency])
+    edge = -np.log1p(-q) if q < 1 else 1.0
+    epsilons = np.concatenate((np.linspace(-3, 3, 61), [edge, -edge, edge * (1 + 1e-12),
+                                                         edge * (1 - 1e-12)]))
+    vectorised = loss.get_delta_for_epsilon(epsilons)
+    one_by_one = [plm.GaussianPrivacyLoss.get_delta_for_epsilon(loss, float(e)) for e in epsilons]
+    np.testing.assert_allclose(vectorised, one_by_one, rtol=1e-13, atol=1e-300)
+
+
+def test_replace_one_is_left_to_the_library() -> None:
+    theirs = plds.from_gaussian_mechanism(
+        2.0, sampling_prob=0.1, value_discretization_interval=1e-3, use_connect_dots=True,
+        neighboring_relation=plds.NeighborRel.REPLACE_ONE)
+    ours = gaussian_pld(2.0, sampling_prob=0.1, discretization=1e-3, replace_one=True)
+    for epsilon in (0.0, 0.5, 2.0):
+        assert ours.get_delta_for_epsilon(epsilon) == theirs.get_delta_for_epsilon(epsilon)
