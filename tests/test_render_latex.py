@@ -119,7 +119,8 @@ def test_standalone_draws_the_figure(pdflatex: str, tmp_path: Path) -> None:
 def test_fragment_without_pgfplots_or_in_a_column(pdflatex: str, tmp_path: Path,
                                                   documentclass: str) -> None:
     """Without pgfplots the fragment still compiles and warns that the figure is left out;
-    in a two-column paper the panels stack (one above the other) and compile."""
+    in a two-column paper the panels stack (one above the other), the five-column table
+    spans both columns (table*), and nothing is wider than its column."""
     report = example_report("cifar10-dpsgd-eps8")
     macros, fragment = render_documents(report, "latex")
     (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
@@ -131,6 +132,7 @@ def test_fragment_without_pgfplots_or_in_a_column(pdflatex: str, tmp_path: Path,
         f"\\documentclass{cls}{packages}\\input{{m.tex}}\\begin{{document}}\\input{{f.tex}}"
         "\\end{document}\n", encoding="utf-8")
     log = _compile(pdflatex, tmp_path, "paper")
+    assert "Overfull \\hbox" not in log
     if two_columns:
         assert "privspec Warning" not in log
     else:
