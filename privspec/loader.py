@@ -33,7 +33,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -46,7 +46,7 @@ from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from privspec.diagnostics import Diagnostic, SpecError
-from privspec.spec import MECHANISM_KINDS, NODE_TYPES, Spec, _Node
+from privspec.spec import MECHANISM_KINDS, NODE_TYPES, Relation, Spec, _Node, relation_problems
 
 #: Largest spec file accepted, in bytes (and characters).
 MAX_FILE_BYTES = 1_000_000
@@ -641,6 +641,17 @@ def load_yaml_text(text: str, filename: str = "<string>") -> dict[str, Any]:
     return data
 
 
+def _relation_errors(data: Any) -> list[ErrorDetails]:
+    """The relation's conflicts (``spec.relation_problems``) as pydantic errors, so that
+    they are reported with the field errors that stop validation before it checks them."""
+    relation = data.get("neighbouring") if isinstance(data, dict) else None
+    if not isinstance(relation, str) or relation not in get_args(Relation):
+        return []
+    return [ErrorDetails(type="spec_conflict", loc=("mechanism", *path), msg=message,
+                         input=None)
+            for path, message in relation_problems(data.get("mechanism"), relation)]
+
+
 def load_spec_text(text: str, filename: str = "<string>") -> Spec:
     """Parse and validate a spec given as text; ``filename`` names it in diagnostics.
 
@@ -653,8 +664,8 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
         spec = Spec.model_validate(data)
     except ValidationError as error:
         skip = {path for _, _, _, path in builder.problems}
-        diagnostics += _diagnostics_from_errors(error.errors(), builder.positions, filename,
-                                                skip)
+        diagnostics += _diagnostics_from_errors(
+            [*error.errors(), *_relation_errors(data)], builder.positions, filename, skip)
     else:
         if not diagnostics:
             return spec

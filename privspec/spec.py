@@ -732,10 +732,11 @@ class Spec(_Strict):
 
     @model_validator(mode="after")
     def _check_relation(self) -> Spec:
+        written = self.model_dump(include={"mechanism"})["mechanism"]
         problems = [
             InitErrorDetails(type=PydanticCustomError("spec_conflict", message),
                              loc=("mechanism", *path), input=None)
-            for path, message in relation_problems(self.mechanism, self.neighbouring)
+            for path, message in relation_problems(written, self.neighbouring)
         ]
         _raise_if(problems, "Spec")
         return self
@@ -752,30 +753,55 @@ def walk(node: _Node, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[
         yield from walk(block.mechanism, (*path, node.kind, "mechanism"))
 
 
-def relation_problems(root: _Node, relation: str) -> list[tuple[tuple[str | int, ...], str]]:
+def _walk_written(node: Any, path: tuple[str | int, ...] = ()
+                  ) -> Iterator[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, kind, fields) of every well-formed node of a mechanism as written: one-key
+    mappings, down through compositions, sampling and repeats; malformed parts are
+    skipped (field validation reports them)."""
+    kind = _kind_of(node)
+    if kind not in NODE_TYPES:
+        return
+    fields = node[kind]
+    yield path, kind, fields
+    if kind == "compose" and isinstance(fields, list):
+        for i, stage in enumerate(fields):
+            if isinstance(stage, dict):
+                yield from _walk_written(stage.get("mechanism"), (*path, "compose", i, "mechanism"))
+    elif kind in ("poisson_sampled", "fixed_size_sampled", "repeat") and isinstance(fields, dict):
+        yield from _walk_written(fields.get("mechanism"), (*path, kind, "mechanism"))
+
+
+def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | int, ...], str]]:
     """Mechanisms that cannot be accounted under ``relation``, and sampling of kinds
-    whose amplification privspec cannot account (MATH.md §6)."""
+    whose amplification privspec cannot account (MATH.md §6).
+
+    Read from the mechanism as written (a one-key mapping, as in the file or as
+    ``model_dump`` gives it), so that the loader can report these next to field errors
+    elsewhere in the spec instead of after they are fixed.
+    """
     problems: list[tuple[tuple[str | int, ...], str]] = []
-    for path, node in walk(root):
-        block = node.block
-        here = (*path, node.kind)
-        if isinstance(block, RandomizedResponse) and relation != "replace-one":
+    for path, kind, fields in _walk_written(mechanism):
+        here = (*path, kind)
+        if kind == "randomized_response" and relation != "replace-one":
             problems.append((here, "randomized response protects one respondent's answer "
                              "and is accounted under 'neighbouring: replace-one'"))
-        if isinstance(block, (PoissonSampled, FixedSizeSampled)):
-            inner = block.mechanism
-            if inner.kind not in ADDITIVE_KINDS:
+        if kind in ("poisson_sampled", "fixed_size_sampled") and isinstance(fields, dict):
+            inner = fields.get("mechanism")
+            inner_kind = _kind_of(inner)
+            if not isinstance(inner, dict) or inner_kind not in NODE_TYPES:
+                pass  # field validation says what is wrong with it
+            elif inner_kind not in ADDITIVE_KINDS:
                 problems.append(((*here, "mechanism"),
                                  f"sampling can wrap one noise-adding release "
-                                 f"({', '.join(ADDITIVE_KINDS)}), not '{inner.kind}'"))
-            elif isinstance(block, PoissonSampled) and relation == "replace-one":
-                inner_block = inner.block
-                if not (isinstance(inner_block, Gaussian)
-                        and inner_block.noise_multiplier is not None):
+                                 f"({', '.join(ADDITIVE_KINDS)}), not '{inner_kind}'"))
+            elif kind == "poisson_sampled" and relation == "replace-one":
+                gaussian = inner.get("gaussian")
+                if not (isinstance(gaussian, dict)
+                        and gaussian.get("noise_multiplier") is not None):
                     problems.append(((*here, "mechanism"),
                                      "under replace-one, Poisson sampling is accounted only "
                                      "for a gaussian given by 'noise_multiplier'"))
-        if isinstance(block, FixedSizeSampled) and relation != "replace-one":
+        if kind == "fixed_size_sampled" and relation != "replace-one":
             problems.append((here, "fixed-size sampling without replacement is analysed "
                              "under 'neighbouring: replace-one' (Balle et al. 2018); for "
                              "add-or-remove use poisson_sampled if batches are Poisson-sampled"))

@@ -25,7 +25,8 @@ INVALID = ROOT / "tests" / "invalid"
 SCHEMA_REJECTS = [
     "empty-composition", "huge-repetitions", "inf-and-nan", "missing-keys",
     "negative-or-zero-scale", "not-a-mapping", "numbers-as-strings",
-    "sampling-rate-out-of-range", "shuffle", "unknown-key-typo", "unknown-kind", "wrong-types",
+    "relation-and-field-problems", "sampling-rate-out-of-range", "shuffle", "unknown-key-typo",
+    "unknown-kind", "wrong-types",
 ]
 #: Invalid specs whose only problems are cross-field rules a JSON Schema does not express.
 SCHEMA_ACCEPTS = [
