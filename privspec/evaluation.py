@@ -88,6 +88,10 @@ def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) 
     ]
 
 
+#: Below this many discretization steps μ is visibly inflated by the rounding of losses
+#: (one Gaussian release with μ = 10⁻⁵ reads 4.6 × 10⁻⁵ at h = 10⁻⁴).
+COARSE_STEPS = 30
+
 #: Kinds whose privacy loss is bounded: only mechanisms built from these can be pure DP.
 BOUNDED_LOSS_KINDS = frozenset({
     "laplace", "discrete_laplace", "randomized_response", "pure_dp",
@@ -157,6 +161,13 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             f"{fmt.fmt_delta(excess)}, not small next to the best attack's FPR α* = "
             f"{fmt.fmt_delta(numbers.alpha_star)}: the curve, and so μ, are looser than the "
             "mechanism's near α*. A smaller accounting.discretization tightens them.")))
+    if finite and 0 < numbers.mu < COARSE_STEPS * accounting.discretization:
+        warnings.append(Caveat(code="accounting/coarse-discretization", message=(
+            f"μ = {fmt.fmt_mu(numbers.mu)} is less than {COARSE_STEPS} times the "
+            f"accountant's discretization h = {fmt.fmt_given(accounting.discretization)}, "
+            "which rounds every privacy loss up to a multiple of h: μ is safe but can be "
+            "several times too large. Setting accounting.discretization to μ/100 or below "
+            "(the smallest allowed is 10⁻⁶) tightens it.")))
     if 0 < curve.infinity_mass <= accounting.floor:
         warnings.append(Caveat(code="accounting/floor", message=(
             f"The accountant's truncated tails leave a probability of at most {delta_inf} of "

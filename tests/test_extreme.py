@@ -31,3 +31,14 @@ def test_excess_mass_is_pessimistic_and_said() -> None:
     report = privspec.evaluate(gaussian(0.05))
     assert report.gdp.mu is not None and report.gdp.mu >= 20
     assert "accounting/excess-mass" in {w.code for w in report.warnings}
+
+
+def test_coarse_discretization_is_said_and_a_finer_one_tightens_mu() -> None:
+    # μ = 10⁻⁵ is a tenth of the default h = 10⁻⁴: rounding losses up to multiples of h
+    # inflates μ several-fold (safe, but the report must say so and say what helps).
+    coarse = privspec.evaluate(gaussian(1e5))
+    assert coarse.gdp.mu is not None and coarse.gdp.mu >= 1e-5
+    assert "accounting/coarse-discretization" in {w.code for w in coarse.warnings}
+    fine = privspec.evaluate({**gaussian(1e4), "accounting": {"discretization": 1e-6}})
+    assert fine.gdp.mu == pytest.approx(1e-4, rel=2e-2) and fine.gdp.mu >= 1e-4
+    assert "accounting/coarse-discretization" not in {w.code for w in fine.warnings}
