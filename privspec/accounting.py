@@ -31,6 +31,20 @@ ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 TAIL_MASS_TRUNCATION = 1e-15
 
 
+#: Sampling rates closer to 1 than this are accounted as 1 (no amplification).
+RATE_ONE_TOLERANCE = 1e-9
+
+
+def accountable_rate(rate: float) -> float:
+    """The sampling rate to account: 1 when within ``RATE_ONE_TOLERANCE`` of it.
+
+    dp-accounting's subsampled privacy losses cannot resolve 1 − q at double precision
+    (they fail near q = 1 − 10⁻¹²), and subsampling only helps, so accounting such a rate
+    as 1 is pessimistic by an amount of order 1 − q.
+    """
+    return 1.0 if rate > 1.0 - RATE_ONE_TOLERANCE else rate
+
+
 def tail_mass_truncation(spec: s.Spec) -> float:
     """Per-composition truncation, small enough that all of them together stay a tenth
     of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
@@ -139,13 +153,15 @@ class _Lowering:
         if isinstance(block, s.Repeat):
             return self.repeated(self.lower(block.mechanism), block.times())
         if isinstance(block, s.DPSGD):
-            step = self._poisson_gaussian(block.noise_multiplier, block.rate())
+            step = self._poisson_gaussian(block.noise_multiplier, accountable_rate(block.rate()))
             return self.repeated(_Lowered(plds=[step]), block.times())
         if isinstance(block, s.PoissonSampled):
-            return _Lowered(plds=[self._additive(block.mechanism.block, block.rate())])
+            return _Lowered(plds=[self._additive(block.mechanism.block,
+                                                 accountable_rate(block.rate()))])
         if isinstance(block, s.FixedSizeSampled):
             return _Lowered(plds=[self._fixed_size(block.mechanism.block,
-                                                   block.batch_size / block.dataset_size)])
+                                                   accountable_rate(block.batch_size
+                                                                    / block.dataset_size))])
         if isinstance(block, s.Gaussian):
             return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
         return _Lowered(plds=[self._single(block)])

@@ -107,9 +107,14 @@ def pmfs_from_pld(pld: pld_module.PrivacyLossDistribution) -> tuple[LossPMF, ...
     for pmf in pmfs:
         dense = pmf.to_dense_pmf()
         probs = np.asarray(dense._probs, dtype=np.float64)
+        infinity_mass = float(dense._infinity_mass)
+        if not (np.isfinite(probs).all() and math.isfinite(infinity_mass)):
+            # NaN compares false everywhere: μ would silently read 0.  Never go on.
+            raise ValueError("the accountant returned a privacy-loss distribution with "
+                             "non-finite probabilities")
         step, lowest = float(dense._discretization), int(dense._lower_loss)
         losses = (np.arange(probs.size) + lowest) * step
-        result.append(LossPMF(losses, probs, float(dense._infinity_mass), (step, lowest)))
+        result.append(LossPMF(losses, probs, infinity_mass, (step, lowest)))
     return tuple(result)
 
 

@@ -40,8 +40,11 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
             # Subsampling maps a loss ε to log(1 + (e^{±ε} − 1)/q) without it, computed as
             # the library's log_a_times_exp_b_plus_c(1/q, ±ε, 1 − 1/q); at the edge of
             # the support (math.isclose, as there) the inverse is ∓∞.
+            # The library splits the grid at ±log1p(−q) and tests math.isclose against
+            # ±log(1 − q): both are kept as they are there.
+            split = -math.log1p(-q) if add else math.log1p(-q)
             edge = -math.log(1 - q) if add else math.log(1 - q)
-            inverse = epsilons < edge if add else epsilons > edge
+            inverse = epsilons < split if add else epsilons > split
             if not add:
                 deltas[~inverse] = -np.expm1(epsilons[~inverse])
             inverted = epsilons[inverse]
@@ -60,6 +63,10 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
             x = self.sensitivity + x
         deltas[inverse] = (self.mu_upper_cdf(x)
                            - np.exp(epsilons[inverse] + self.mu_lower_log_cdf(x)))
+        if not np.all(np.isfinite(deltas)):
+            # Past what double precision resolves (q within ~1e-12 of 1) the library's
+            # scalar loop raises; never let a NaN through: do exactly what it does.
+            return super().get_delta_for_epsilon(epsilon)
         return np.clip(deltas, 0, 1)
 
 

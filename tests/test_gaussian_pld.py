@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -22,7 +23,10 @@ def directions(pld: object) -> list[object]:
     return [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("sigma", "q", "h", "sensitivity"), CASES)
+@pytest.mark.parametrize(("sigma", "q", "h", "sensitivity"), [
+    *CASES,
+    (2.0, -math.expm1(-0.0007), 1e-4, 1.0),  # a grid point on the support's edge
+])
 def test_equals_the_library(sigma: float, q: float, h: float, sensitivity: float) -> None:
     theirs = plds.from_gaussian_mechanism(sigma, sensitivity=sensitivity, sampling_prob=q,
                                           value_discretization_interval=h, use_connect_dots=True)
@@ -57,3 +61,30 @@ def test_replace_one_is_left_to_the_library() -> None:
     ours = gaussian_pld(2.0, sampling_prob=0.1, discretization=1e-3, replace_one=True)
     for epsilon in (0.0, 0.5, 2.0):
         assert ours.get_delta_for_epsilon(epsilon) == theirs.get_delta_for_epsilon(epsilon)
+
+
+@pytest.mark.parametrize("q", [1 - 1e-12, 1 - 1e-13])
+def test_where_the_library_fails_so_does_this_never_with_nan(q: float) -> None:
+    """1 − q below what the library's subsampled loss resolves: it raises; so must we
+    (privspec.accounting never asks: it accounts such rates as 1)."""
+    with pytest.raises(ValueError) as theirs:
+        plds.from_gaussian_mechanism(0.3, sampling_prob=q, value_discretization_interval=1e-3,
+                                     use_connect_dots=True)
+    with pytest.raises(ValueError) as ours:
+        gaussian_pld(0.3, sampling_prob=q, discretization=1e-3)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_rates_within_a_billionth_of_one_are_accounted_as_one() -> None:
+    import privspec
+
+    def spec(batch: int) -> dict[str, object]:
+        return {"privspec": 1, "title": "t", "unit": "one record", "neighbouring": "replace-one",
+                "mechanism": {"fixed_size_sampled": {
+                    "batch_size": batch, "dataset_size": 10**12,
+                    "mechanism": {"gaussian": {"sigma": 0.3}}}},
+                "accounting": {"discretization": 1e-3}}
+
+    almost, whole = privspec.evaluate(spec(10**12 - 1)), privspec.evaluate(spec(10**12))
+    assert almost.gdp.mu == whole.gdp.mu and almost.gdp.mu is not None
+    assert almost.gdp.mu >= 1 / 0.3

@@ -103,3 +103,12 @@ def test_both_directions_are_distinct_for_asymmetric_plds() -> None:
     deltas = [delta_from_pmfs((p,), 2.0) for p in (remove, add)]
     assert deltas[0] != deltas[1]
     assert max(deltas) == pytest.approx(float(pld.get_delta_for_epsilon(2.0)), rel=1e-9)
+
+
+def test_a_pld_with_nan_masses_is_refused() -> None:
+    """NaN compares false everywhere, so μ would read 0: the curve must refuse it."""
+    from dp_accounting.pld import pld_pmf
+
+    pmf = pld_pmf.DensePLDPmf(1e-2, -2, np.array([0.25, np.nan, 0.25, 0.25, 0.25]), 0.0, True)
+    with pytest.raises(ValueError, match="non-finite"):
+        pmfs_from_pld(plds.PrivacyLossDistribution(pmf))
