@@ -133,7 +133,8 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     if clipped:
         probs = np.maximum(probs, 0.0)
     n = losses.size
-    mass = np.exp(-losses)  # e^{−y}: the change of measure dQ = e^{−y} dP
+    mass = np.negative(losses)
+    np.exp(mass, out=mass)  # e^{−y}: the change of measure dQ = e^{−y} dP
     np.multiply(mass, probs, out=mass)
     alpha = np.empty(n + 1)
     alpha[0] = 0.0
@@ -169,9 +170,11 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     else:
         widen = np.arange(n + 1, dtype=np.float64)
     widen *= 2 * _UNIT_ROUNDOFF
-    tpr *= 1.0 + widen
+    widen += 1.0
+    tpr *= widen  # 1 + 2ju
     np.minimum(tpr, 1.0, out=tpr)
-    alpha *= 1.0 - widen
+    np.subtract(2.0, widen, out=widen)
+    alpha *= widen  # 1 − 2ju
     np.maximum.accumulate(alpha, out=alpha)
     grid = None if pmf.grid is None else (pmf.grid[0], pmf.grid[1] + stop - 1)
     return DirectionalPoints(alpha=alpha, beta=beta, tpr=tpr, losses=losses,

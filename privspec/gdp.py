@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,10 +60,31 @@ def _z_fnr(beta: FloatArray, reach: FloatArray, floor: float) -> FloatArray:
     return np.asarray(z)
 
 
-def _vertex_mu(alpha: FloatArray, beta: FloatArray, tpr: FloatArray, tnr: FloatArray,
-               floor: float) -> FloatArray:
-    """Φ⁻¹(1 − α) − Φ⁻¹(β + τ) at each vertex: the μ that vertex asks for (MATH.md §3)."""
-    return np.asarray(_z_fpr(alpha, tnr) - _z_fnr(beta, tpr - floor, floor))
+def _max_over_blocks(index: np.ndarray,
+                     asks: Callable[[np.ndarray], tuple[FloatArray, FloatArray]]) -> float:
+    """max over ``index`` of z₁ − z₂, where ``asks(i)`` gives (z₁, z₂) at vertices i and
+    each of z₁, z₂ is monotone along ``index`` (either way), by branch and bound.
+
+    Over a block of consecutive entries each term lies between its values at the block's
+    ends, so max(z₁ at the ends) − min(z₂ at the ends) bounds the block; only blocks whose
+    bound beats the best end value found are evaluated entry by entry.  The result is the
+    maximum over all entries, computed with a fraction of the Φ⁻¹ calls.
+    """
+    if not index.size:
+        return -math.inf
+    starts = np.arange(0, index.size, _MU_BLOCK)
+    ends = np.minimum(starts + _MU_BLOCK - 1, index.size - 1)
+    z1_start, z2_start = asks(index[starts])
+    z1_end, z2_end = asks(index[ends])
+    best = max(float(np.max(z1_start - z2_start)), float(np.max(z1_end - z2_end)))
+    bound = np.maximum(z1_start, z1_end) - np.minimum(z2_start, z2_end)
+    # Only ulps of Φ⁻¹'s monotonicity are at stake: a small slack keeps the bound safe.
+    open_blocks = starts[bound > best - 1e-9]
+    if open_blocks.size:
+        inside = (open_blocks[:, None] + np.arange(_MU_BLOCK)).ravel()
+        z1, z2 = asks(index[inside[inside < index.size]])
+        best = max(best, float(np.max(z1 - z2)))
+    return best
 
 
 def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
@@ -76,12 +98,8 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
     −Φ⁻¹(β) − Φ⁻¹(α + τ) ≤ μ, which −Φ⁻¹(α) − Φ⁻¹(β + τ) ≤ μ implies whenever α ≤ β
     and α + β ≤ 1 − 2τ (|Φ⁻¹'| grows towards 0 and 1); vertices left of the diagonal
     closer than that to the chance line are checked both ways.  Each Φ⁻¹ is taken on
-    the small side of its probability.
-
-    Along the support α rises and β falls, so over a block of vertices i..j both terms
-    are at most their values at i and j: Φ⁻¹(1 − α_i) − Φ⁻¹(β_j + τ) bounds the block,
-    and only blocks whose bound beats the best vertex found so far are evaluated
-    vertex by vertex (branch and bound; the maximum is the same as checking all).
+    the small side of its probability.  Along the support α rises and β falls, so
+    every term is monotone and the maximum is found by branch and bound over blocks.
     Returns ``math.inf`` when a vertex with α = 0 keeps a TPR above τ: mass at +∞
     (or a loss so large that e^{−y} underflows) that no finite μ covers.
     """
@@ -92,35 +110,24 @@ def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
     lo = max(int(np.searchsorted(alpha, 0.0, side="right")),
              int(np.searchsorted(tpr, floor, side="right")))
     hi = int(np.searchsorted(alpha, 1.0, side="left"))
-    best = 0.0
-    # Mirror vertices of the final curve within 2τ of the chance line (near (0, 1));
-    # breakpoints past the diagonal are not mirrored: the curve there is the mirror
-    # image of the part left of α*, whose vertices are all in the support.
-    near = np.flatnonzero((tpr - alpha < 2 * floor) & (alpha <= beta) & (alpha > 0))
-    if near.size:  # the mirrored vertex (β, α) has TPR 1 − α and TNR = the original TPR
-        a, b, t = alpha[near], beta[near], tpr[near]
-        ask = (1.0 - a > floor) & (t > 0)
-        if ask.any():
-            best = float(np.max(_vertex_mu(b[ask], a[ask], 1.0 - a[ask], t[ask], floor)))
-    if hi <= lo:
-        return max(0.0, best)
 
-    def asks(index: FloatArray) -> tuple[FloatArray, FloatArray]:
-        a, b, t = alpha[index], beta[index], tpr[index]
+    def asks(i: np.ndarray) -> tuple[FloatArray, FloatArray]:
+        a, b, t = alpha[i], beta[i], tpr[i]
         return _z_fpr(a, 1.0 - a), _z_fnr(b, t - floor, floor)
 
-    starts = np.arange(lo, hi, _MU_BLOCK)
-    ends = np.minimum(starts + _MU_BLOCK - 1, hi - 1)
-    za_start, zb_start = asks(starts)
-    za_end, zb_end = asks(ends)
-    best = max(best, float(np.max(za_start - zb_start)), float(np.max(za_end - zb_end)))
-    # Only ulps of Φ⁻¹'s monotonicity are at stake: a small slack keeps the bound safe.
-    open_blocks = starts[za_start - zb_end > best - 1e-9]
-    if open_blocks.size:
-        index = (open_blocks[:, None] + np.arange(_MU_BLOCK)).ravel()
-        index = index[index < hi]
-        za, zb = asks(index)
-        best = max(best, float(np.max(za - zb)))
+    # Mirror vertices of the final curve within 2τ of the chance line (near (0, 1));
+    # breakpoints past the diagonal are not mirrored: the curve there is the mirror
+    # image of the part left of α*, whose vertices are all in the support.  The mirror
+    # of (α, β) is (β, α), with TPR 1 − α and TNR the original TPR.
+    near = np.flatnonzero((tpr - alpha < 2 * floor) & (alpha <= beta) & (alpha > 0)
+                          & (1.0 - alpha > floor) & (tpr > 0))
+
+    def mirrored_asks(i: np.ndarray) -> tuple[FloatArray, FloatArray]:
+        a, b, t = alpha[i], beta[i], tpr[i]
+        return _z_fpr(b, t), _z_fnr(a, (1.0 - a) - floor, floor)
+
+    best = max(_max_over_blocks(np.arange(lo, max(lo, hi)), asks),
+               _max_over_blocks(near, mirrored_asks))
     return max(0.0, best)
 
 
