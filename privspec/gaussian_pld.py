@@ -24,6 +24,10 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
     """dp-accounting's (subsampled) Gaussian privacy loss, with ``get_delta_for_epsilon``
     vectorised for the add and remove adjacencies."""
 
+    def __init__(self, standard_deviation: float, **options: Any) -> None:
+        super().__init__(standard_deviation, **options)
+        self.variance = standard_deviation**2  # kept here: the library's copy is private
+
     def get_delta_for_epsilon(self, epsilon: Any) -> Any:
         """δ(ε) = μ_upper(X > x_ε) − e^ε μ_lower(X > x_ε) at x_ε = the inverse privacy loss,
         as the library computes it (``MonotonePrivacyLoss.get_delta_for_epsilon``)."""
@@ -57,8 +61,7 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
             moved[at_edge] = -math.inf  # e^{±ε} = 1 − q: no loss left to subsample
             base_loss = np.empty_like(epsilons)
             base_loss[inverse] = -moved if add else moved
-        sigma_squared = self._standard_deviation**2
-        x = -0.5 * self.sensitivity - base_loss[inverse] * sigma_squared / self.sensitivity
+        x = -0.5 * self.sensitivity - base_loss[inverse] * self.variance / self.sensitivity
         if add:
             x = self.sensitivity + x
         deltas[inverse] = (self.mu_upper_cdf(x)
