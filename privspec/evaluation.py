@@ -176,8 +176,9 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
 
     asked = sorted({*options.deltas, *([model.published.delta] if model.published else [])} - {0})
     epsilon_at = dict(zip(asked, epsilons_for_deltas(curve.points, asked), strict=True))
-    epsilons = [EpsilonAtDelta(delta=delta, epsilon=eps if math.isfinite(eps) else None)
-                for delta, eps in ((d, epsilon_at[d]) for d in options.deltas)]
+    epsilons = [EpsilonAtDelta(delta=delta, epsilon=epsilon_at[delta]
+                               if math.isfinite(epsilon_at[delta]) else None)
+                for delta in options.deltas]
 
     published = None
     if model.published is not None:
