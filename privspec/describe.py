@@ -109,7 +109,7 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
 
 def noun_for(spec: s.Spec) -> str:
     """What the report calls the mechanism: 'training run', 'pipeline', 'survey' or 'release'."""
-    kinds = {node.kind for _, node in s.walk(spec.mechanism)}
+    kinds = {kind for _, kind, _ in s.walk(spec.mechanism)}
     if spec.mechanism.kind == "dpsgd":
         return "training run"
     if spec.mechanism.kind == "compose" and "dpsgd" in kinds:

@@ -104,7 +104,7 @@ def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
     every part has a bounded loss (a Gaussian never does, even when its tail underflows)."""
     if curve.infinity_mass > 0:
         return None
-    if any(node.kind not in BOUNDED_LOSS_KINDS for _, node in walk(spec.mechanism)):
+    if any(kind not in BOUNDED_LOSS_KINDS for _, kind, _ in walk(spec.mechanism)):
         return None
     largest = [float(chain.losses[0]) for chain in curve.points if chain.losses.size]
     return max(largest) if largest else 0.0

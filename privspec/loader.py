@@ -46,7 +46,15 @@ from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from privspec.diagnostics import Diagnostic, SpecError
-from privspec.spec import MECHANISM_KINDS, NODE_TYPES, Relation, Spec, _Node, relation_problems
+from privspec.spec import (
+    MECHANISM_KINDS,
+    NODE_TYPES,
+    RELATION_CHECKED_BY_CALLER,
+    Relation,
+    Spec,
+    _Node,
+    relation_problems,
+)
 
 #: Largest spec file accepted, in bytes (and characters).
 MAX_FILE_BYTES = 1_000_000
@@ -660,15 +668,16 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
     data, builder = _read_text(text, filename)
     diagnostics = [Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
                    for code, message, pos, path in builder.problems]
+    errors = _relation_errors(data)
     try:
-        spec = Spec.model_validate(data)
+        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True})
     except ValidationError as error:
+        errors = [*error.errors(), *errors]
+    if errors:
         skip = {path for _, _, _, path in builder.problems}
-        diagnostics += _diagnostics_from_errors(
-            [*error.errors(), *_relation_errors(data)], builder.positions, filename, skip)
-    else:
-        if not diagnostics:
-            return spec
+        diagnostics += _diagnostics_from_errors(errors, builder.positions, filename, skip)
+    if not diagnostics:
+        return spec
     raise SpecError(sorted(set(diagnostics)))
 
 

@@ -27,6 +27,7 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -316,15 +317,7 @@ class _SamplingRate(_Strict):
                 problems.append(_conflict("batch_size", "'dataset_size' needs 'batch_size'"))
             elif self.dataset_size is None:
                 problems.append(_conflict("dataset_size", "'batch_size' needs 'dataset_size'"))
-        if (self.batch_size is not None and self.dataset_size is not None
-                and self.batch_size > self.dataset_size):
-            problems.append(_conflict(
-                "batch_size",
-                f"batch of {self.batch_size} is larger than the dataset of "
-                f"{self.dataset_size} records",
-                self.batch_size,
-            ))
-        return problems
+        return problems + _batch_problems(self.batch_size, self.dataset_size)
 
 
 class PoissonSampled(_SamplingRate):
@@ -355,15 +348,7 @@ class FixedSizeSampled(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> FixedSizeSampled:
-        problems = []
-        if self.batch_size > self.dataset_size:
-            problems.append(_conflict(
-                "batch_size",
-                f"batch of {self.batch_size} is larger than the dataset of "
-                f"{self.dataset_size} records",
-                self.batch_size,
-            ))
-        _raise_if(problems, "FixedSizeSampled")
+        _raise_if(_batch_problems(self.batch_size, self.dataset_size), "FixedSizeSampled")
         return self
 
 
@@ -398,6 +383,7 @@ class Repeat(_Strict):
     def _check(self) -> Repeat:
         problems = _exactly_one(self, ("count", "epochs"), "how many runs")
         problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size)
+        problems += _batch_problems(self.batch_size, self.dataset_size)
         _raise_if(problems, "Repeat")
         return self
 
@@ -418,20 +404,19 @@ def _epoch_problems(epochs: float | None, batch_size: int | None,
     if dataset_size is None:
         problems.append(_conflict("epochs", "'epochs' needs 'dataset_size' to count the steps",
                                   epochs))
-    if batch_size and dataset_size:
-        if batch_size > dataset_size:
-            problems.append(_conflict(
-                "batch_size",
-                f"batch of {batch_size} is larger than the dataset of {dataset_size} records",
-                batch_size,
-            ))
-        elif steps_from_epochs(epochs, batch_size, dataset_size) > MAX_REPETITIONS:
-            problems.append(_conflict(
-                "epochs",
-                f"{epochs:g} epochs are more than {MAX_REPETITIONS:,} steps",
-                epochs,
-            ))
+    if (batch_size and dataset_size and batch_size <= dataset_size  # else: _batch_problems
+            and steps_from_epochs(epochs, batch_size, dataset_size) > MAX_REPETITIONS):
+        problems.append(_conflict(
+            "epochs", f"{epochs:g} epochs are more than {MAX_REPETITIONS:,} steps", epochs))
     return problems
+
+
+def _batch_problems(batch_size: int | None, dataset_size: int | None) -> list[InitErrorDetails]:
+    if batch_size is None or dataset_size is None or batch_size <= dataset_size:
+        return []
+    return [_conflict("batch_size",
+                      f"batch of {batch_size} is larger than the dataset of {dataset_size} records",
+                      batch_size)]
 
 
 class Stage(_Strict):
@@ -731,76 +716,71 @@ class Spec(_Strict):
     )
 
     @model_validator(mode="after")
-    def _check_relation(self) -> Spec:
-        written = self.model_dump(include={"mechanism"})["mechanism"]
+    def _check_relation(self, info: ValidationInfo) -> Spec:
+        if info.context and info.context.get(RELATION_CHECKED_BY_CALLER):
+            return self  # the loader reports these with the field errors
         problems = [
             InitErrorDetails(type=PydanticCustomError("spec_conflict", message),
                              loc=("mechanism", *path), input=None)
-            for path, message in relation_problems(written, self.neighbouring)
+            for path, message in relation_problems(self.mechanism, self.neighbouring)
         ]
         _raise_if(problems, "Spec")
         return self
 
 
-def walk(node: _Node, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], _Node]]:
-    """Every node of the mechanism tree with its path as the user wrote it."""
-    yield path, node
-    block = node.block
-    if isinstance(block, ComposeNode):
-        for i, stage in enumerate(block.compose):
-            yield from walk(stage.mechanism, (*path, "compose", i, "mechanism"))
-    elif isinstance(block, (PoissonSampled, FixedSizeSampled, Repeat)):
-        yield from walk(block.mechanism, (*path, node.kind, "mechanism"))
+#: Validation context key: the caller runs ``relation_problems`` on the data itself.
+RELATION_CHECKED_BY_CALLER = "relation_checked_by_caller"
 
 
-def _walk_written(node: Any, path: tuple[str | int, ...] = ()
-                  ) -> Iterator[tuple[tuple[str | int, ...], str, Any]]:
-    """(path, kind, fields) of every well-formed node of a mechanism as written: one-key
-    mappings, down through compositions, sampling and repeats; malformed parts are
-    skipped (field validation reports them)."""
+def _field(value: Any, name: str) -> Any:
+    """``name`` of a model or of a mapping as written (None where it is missing)."""
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def walk(node: Any, path: tuple[str | int, ...] = ()
+         ) -> Iterator[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, kind, fields) of every node of a mechanism, with paths as the user wrote
+    them: a validated tree, or one as written (one-key mappings), whose malformed parts
+    are skipped (field validation reports them)."""
     kind = _kind_of(node)
     if kind not in NODE_TYPES:
         return
-    fields = node[kind]
+    fields = node.block if isinstance(node, _Node) else node[kind]
     yield path, kind, fields
-    if kind == "compose" and isinstance(fields, list):
-        for i, stage in enumerate(fields):
-            if isinstance(stage, dict):
-                yield from _walk_written(stage.get("mechanism"), (*path, "compose", i, "mechanism"))
-    elif kind in ("poisson_sampled", "fixed_size_sampled", "repeat") and isinstance(fields, dict):
-        yield from _walk_written(fields.get("mechanism"), (*path, kind, "mechanism"))
+    if kind == "compose":
+        stages = fields.compose if isinstance(fields, ComposeNode) else fields
+        for i, stage in enumerate(stages if isinstance(stages, list) else []):
+            yield from walk(_field(stage, "mechanism"), (*path, "compose", i, "mechanism"))
+    elif kind in ("poisson_sampled", "fixed_size_sampled", "repeat"):
+        yield from walk(_field(fields, "mechanism"), (*path, kind, "mechanism"))
 
 
 def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | int, ...], str]]:
     """Mechanisms that cannot be accounted under ``relation``, and sampling of kinds
     whose amplification privspec cannot account (MATH.md §6).
 
-    Read from the mechanism as written (a one-key mapping, as in the file or as
-    ``model_dump`` gives it), so that the loader can report these next to field errors
-    elsewhere in the spec instead of after they are fixed.
+    Reads a validated tree or one as written, so that the loader can report these next
+    to field errors elsewhere in the spec instead of after they are fixed.
     """
     problems: list[tuple[tuple[str | int, ...], str]] = []
-    for path, kind, fields in _walk_written(mechanism):
+    for path, kind, fields in walk(mechanism):
         here = (*path, kind)
         if kind == "randomized_response" and relation != "replace-one":
             problems.append((here, "randomized response protects one respondent's answer "
                              "and is accounted under 'neighbouring: replace-one'"))
-        if kind in ("poisson_sampled", "fixed_size_sampled") and isinstance(fields, dict):
-            inner = fields.get("mechanism")
+        if kind in ("poisson_sampled", "fixed_size_sampled"):
+            inner = _field(fields, "mechanism")
             inner_kind = _kind_of(inner)
-            if not isinstance(inner, dict) or inner_kind not in NODE_TYPES:
-                pass  # field validation says what is wrong with it
-            elif inner_kind not in ADDITIVE_KINDS:
+            if inner_kind in NODE_TYPES and inner_kind not in ADDITIVE_KINDS:
                 problems.append(((*here, "mechanism"),
                                  f"sampling can wrap one noise-adding release "
                                  f"({', '.join(ADDITIVE_KINDS)}), not '{inner_kind}'"))
-            elif kind == "poisson_sampled" and relation == "replace-one":
-                gaussian = inner.get("gaussian")
-                if not (isinstance(gaussian, dict)
-                        and gaussian.get("noise_multiplier") is not None):
-                    problems.append(((*here, "mechanism"),
-                                     "under replace-one, Poisson sampling is accounted only "
-                                     "for a gaussian given by 'noise_multiplier'"))
+            elif (inner_kind in ADDITIVE_KINDS and kind == "poisson_sampled"
+                  and relation == "replace-one"
+                  and _field(_field(inner, "gaussian"), "noise_multiplier") is None):
+                problems.append(((*here, "mechanism"),
+                                 "under replace-one, Poisson sampling is accounted only "
+                                 "for a gaussian given by 'noise_multiplier'"))
         if kind == "fixed_size_sampled" and relation != "replace-one":
             problems.append((here, "fixed-size sampling without replacement is analysed "
                              "under 'neighbouring: replace-one' (Balle et al. 2018); for "

@@ -353,3 +353,15 @@ def test_json_format_is_stable() -> None:
 def test_gcc_line_without_a_path() -> None:
     problem = Diagnostic("f.yaml", 1, 1, "", "no such file", "io/not-found")
     assert format_gcc_line(problem) == "f.yaml:1:1: error: no such file [io/not-found]"
+
+
+def test_a_batch_larger_than_the_dataset_is_one_error_even_with_epochs() -> None:
+    """Built in Python (no loader to merge lines), the rule still fires once."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        Spec.model_validate({
+            "privspec": 1, "title": "t", "unit": "one example", "neighbouring": "add-or-remove",
+            "mechanism": {"dpsgd": {"noise_multiplier": 1.0, "batch_size": 600,
+                                    "dataset_size": 500, "epochs": 2}}})
+    assert [e["loc"][-1] for e in caught.value.errors()] == ["batch_size"]

@@ -30,7 +30,8 @@ SCHEMA_REJECTS = [
 ]
 #: Invalid specs whose only problems are cross-field rules a JSON Schema does not express.
 SCHEMA_ACCEPTS = [
-    "batch-larger-than-dataset", "epochs-without-batch-size", "relation-not-accountable",
+    "batch-larger-than-dataset", "epochs-with-batch-larger-than-dataset",
+    "epochs-without-batch-size", "relation-not-accountable",
     "sigma-and-noise-multiplier",
 ]
 
