@@ -49,9 +49,11 @@ def tail_mass_truncation(spec: s.Spec) -> float:
     """Per-composition truncation, small enough that all of them together stay a tenth
     of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
     no finite μ (MATH.md §2)."""
-    operations = 2 + sum(1 for _ in s.walk(spec.mechanism))
-    if isinstance(spec.mechanism.block, s.ComposeNode):
-        operations += sum(stage.repeat > 1 for stage in spec.mechanism.block.compose)
+    operations = 2
+    for _, kind, fields in s.walk(spec.mechanism):
+        operations += 1
+        if kind == "compose":  # a repeated stage self-composes, at any depth
+            operations += sum(stage.repeat > 1 for stage in fields.compose)
     return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
 
 
@@ -96,20 +98,28 @@ def account(spec: s.Spec) -> Accounted:
     block = spec.mechanism.block
     if not isinstance(block, s.ComposeNode):
         return Accounted(pld=lowering.finish(lowering.lower(spec.mechanism)), stages=())
-    stages = []
+    # Identical stages (same mechanism, same repeat) are lowered once and share their
+    # StageAccount; in the whole they self-compose, as ``_Lowering._compose`` does.
+    keys = [f"{stage.repeat}:{stage.mechanism.model_dump_json()}" for stage in block.compose]
+    groups: dict[str, tuple[s.Stage, int]] = {}
+    for key, stage in zip(keys, block.compose, strict=True):
+        groups[key] = (stage, groups[key][1] + 1 if key in groups else 1)
+    accounts: dict[str, StageAccount] = {}
     total = _Lowered()
-    for stage in block.compose:
+    for key, (stage, copies) in groups.items():
         part = lowering.repeated(lowering.lower(stage.mechanism), stage.repeat)
-        total.gaussian_mu_squared += part.gaussian_mu_squared
         if not part.plds:
-            stages.append(StageAccount(math.sqrt(part.gaussian_mu_squared), None))
+            accounts[key] = StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+            total.gaussian_mu_squared += copies * part.gaussian_mu_squared
             continue
         others = lowering.finish(_Lowered(plds=part.plds))
-        total.plds.append(others)
         alone = (others if part.gaussian_mu_squared == 0  # a stage mixing in Gaussians
                  else lowering.finish(_Lowered(part.gaussian_mu_squared, [others])))
-        stages.append(StageAccount(None, alone))
-    return Accounted(pld=lowering.finish(total), stages=tuple(stages))
+        accounts[key] = StageAccount(None, alone)
+        whole = lowering.repeated(_Lowered(part.gaussian_mu_squared, [others]), copies)
+        total.gaussian_mu_squared += whole.gaussian_mu_squared
+        total.plds.extend(whole.plds)
+    return Accounted(pld=lowering.finish(total), stages=tuple(accounts[key] for key in keys))
 
 
 class _Lowering:
@@ -153,15 +163,18 @@ class _Lowering:
         if isinstance(block, s.Repeat):
             return self.repeated(self.lower(block.mechanism), block.times())
         if isinstance(block, s.DPSGD):
-            step = self._poisson_gaussian(block.noise_multiplier, accountable_rate(block.rate()))
-            return self.repeated(_Lowered(plds=[step]), block.times())
-        if isinstance(block, s.PoissonSampled):
-            return _Lowered(plds=[self._additive(block.mechanism.block,
-                                                 accountable_rate(block.rate()))])
-        if isinstance(block, s.FixedSizeSampled):
-            return _Lowered(plds=[self._fixed_size(block.mechanism.block,
-                                                   accountable_rate(block.batch_size
-                                                                    / block.dataset_size))])
+            rate = accountable_rate(block.rate())
+            step = (_Lowered(gaussian_mu_squared=self._multiplier_mu(block.noise_multiplier) ** 2)
+                    if rate == 1.0  # every record in every step: plain Gaussian releases
+                    else _Lowered(plds=[self._poisson_gaussian(block.noise_multiplier, rate)]))
+            return self.repeated(step, block.times())
+        if isinstance(block, (s.PoissonSampled, s.FixedSizeSampled)):
+            rate = accountable_rate(block.rate())
+            if rate == 1.0:  # the whole dataset: the release itself, exact algebra included
+                return self.lower(block.mechanism)
+            if isinstance(block, s.PoissonSampled):
+                return _Lowered(plds=[self._additive(block.mechanism.block, rate)])
+            return _Lowered(plds=[self._fixed_size(block.mechanism.block, rate)])
         if isinstance(block, s.Gaussian):
             return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
         return _Lowered(plds=[self._single(block)])
@@ -182,20 +195,21 @@ class _Lowering:
 
     # -- single releases ---------------------------------------------------
 
+    def _multiplier_mu(self, noise_multiplier: float) -> float:
+        """μ of one release of a sum with noise σ = z·C: one record moves the sum by C
+        (add-or-remove) or 2C (replace-one)."""
+        return (2.0 if self.replace_one else 1.0) / noise_multiplier
+
     def _gaussian_mu(self, block: s.Gaussian) -> float:
         """μ = Δ/σ of one unsampled Gaussian release under the spec's relation."""
         if block.noise_multiplier is not None:
-            shift = 2.0 if self.replace_one else 1.0  # in units of the clipping norm
-            return shift / block.noise_multiplier
+            return self._multiplier_mu(block.noise_multiplier)
         assert block.sigma is not None
         return (block.sensitivity or 1.0) / block.sigma
 
     def _poisson_gaussian(self, noise_multiplier: float, rate: float) -> PLD:
         """One Poisson-subsampled Gaussian step; one record moves the sum by one
         clipping norm (dp-accounting's REPLACE pair moves it by ±1 under replace-one)."""
-        if rate == 1.0:
-            shift = 2.0 if self.replace_one else 1.0
-            return gaussian_pld(noise_multiplier / shift, discretization=self.h)
         return gaussian_pld(noise_multiplier, sampling_prob=rate, discretization=self.h,
                             replace_one=self.replace_one)
 
@@ -218,7 +232,7 @@ class _Lowering:
                                 discretization=self.h)
         else:
             step = self._single(block, rate)
-        return step if rate == 1.0 else self._symmetric(step)
+        return self._symmetric(step)
 
     def _symmetric(self, pld: PLD) -> PLD:
         """A symmetric pessimistic PLD whose trade-off curve covers the symmetrized curve
@@ -262,9 +276,9 @@ class _Lowering:
         return self._single(block, rate)
 
     def _single(self, block: object, rate: float = 1.0) -> PLD:
+        """A release other than a Gaussian one (those are μ² or ``_additive``), sampled
+        with probability ``rate`` where given."""
         h = self.h
-        if isinstance(block, s.Gaussian):
-            return gaussian_pld(1.0 / self._gaussian_mu(block), discretization=h)
         if isinstance(block, s.Laplace):
             scale = block.scale if block.scale is not None else block.sensitivity / (block.epsilon or 1)
             return plds.from_laplace_mechanism(

@@ -122,7 +122,11 @@ def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
     """Each top-level stage's own μ, for "what each stage adds"; None for a single stage."""
     if len(accounted.stages) < 2:
         return None
-    return [_stage_mu(stage, spec.accounting.floor) for stage in accounted.stages]
+    mus: dict[int, float | None] = {}  # identical stages share one StageAccount
+    for stage in accounted.stages:
+        if id(stage) not in mus:
+            mus[id(stage)] = _stage_mu(stage, spec.accounting.floor)
+    return [mus[id(stage)] for stage in accounted.stages]
 
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],

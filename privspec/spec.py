@@ -346,6 +346,10 @@ class FixedSizeSampled(_Strict):
     dataset_size: DatasetSize = Field(description="Number of records N in the dataset.")
     mechanism: Mechanism = Field(description="The mechanism run on the sampled batch.")
 
+    def rate(self) -> float:
+        """The fraction p of the dataset in each batch."""
+        return self.batch_size / self.dataset_size
+
     @model_validator(mode="after")
     def _check(self) -> FixedSizeSampled:
         _raise_if(_batch_problems(self.batch_size, self.dataset_size), "FixedSizeSampled")

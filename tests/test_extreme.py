@@ -42,3 +42,23 @@ def test_coarse_discretization_is_said_and_a_finer_one_tightens_mu() -> None:
     fine = privspec.evaluate({**gaussian(1e4), "accounting": {"discretization": 1e-6}})
     assert fine.gdp.mu == pytest.approx(1e-4, rel=2e-2) and fine.gdp.mu >= 1e-4
     assert "accounting/coarse-discretization" not in {w.code for w in fine.warnings}
+
+
+def test_dpsgd_on_the_whole_dataset_is_exactly_gaussian() -> None:
+    # Sampling rate 1: every step is a plain Gaussian release, μ = √T / z exactly (the
+    # exact μ² algebra, not T discretized self-compositions, which read 12.5 here).
+    report = privspec.evaluate({**gaussian(1.0), "mechanism": {"dpsgd": {
+        "noise_multiplier": 2.0, "sampling_rate": 1.0, "steps": 400}}})
+    assert report.gdp.mu is not None and 10.0 <= report.gdp.mu <= 10.0 * (1 + 1e-9)
+
+
+def test_tail_truncation_counts_repeated_stages_at_every_depth() -> None:
+    from privspec.accounting import tail_mass_truncation
+    from privspec.spec import Spec
+
+    spec = Spec.model_validate({**gaussian(1.0), "accounting": {"floor": 1e-14}, "mechanism": {
+        "compose": [{"mechanism": {"compose": [
+            {"repeat": 2, "mechanism": {"gaussian": {"sigma": 1.0}}},
+            {"repeat": 3, "mechanism": {"laplace": {"scale": 1.0}}}]}}]}})
+    # 2 + four nodes + two repeated stages (each one more truncating self-composition)
+    assert tail_mass_truncation(spec) == 1e-14 / (10 * 8)
