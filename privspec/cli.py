@@ -7,6 +7,7 @@ Numerical modules are imported inside the commands that need them, so that
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Mapping
 from enum import StrEnum
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from privspec.report import Report
     from privspec.spec import Spec
 
 app = typer.Typer(
@@ -156,6 +158,23 @@ class EvaluateFormat(StrEnum):
     json = "json"
 
 
+def _fail(command: str, message: str) -> typer.Exit:
+    """Say ``privspec COMMAND: error: MESSAGE`` on stderr; return the Exit (2) to raise."""
+    typer.echo(f"privspec {command}: error: {message}", err=True)
+    return typer.Exit(EXIT_CANNOT_RUN)
+
+
+def _evaluate_or_exit(command: str, spec: Spec, label: str,
+                      spec_path: str | None = None) -> Report:
+    """Evaluate ``spec``; the evaluator's refusal exits 2 with one line, no traceback."""
+    from privspec.evaluation import evaluate as evaluate_spec
+
+    try:
+        return evaluate_spec(spec, spec_path=spec_path)
+    except Exception as error:
+        raise _fail(command, f"{label}: cannot evaluate: {error}") from None
+
+
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
     """Load every spec; if any is invalid, print all their diagnostics and exit 2."""
     from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
@@ -188,10 +207,9 @@ def evaluate(
     The JSON is the full, unrounded report model that every renderer uses.
     """
     from privspec import formatting as fmt
-    from privspec.evaluation import evaluate as evaluate_spec
 
     for path, spec in _load_all_or_exit(specs):
-        report = evaluate_spec(spec, spec_path=path)
+        report = _evaluate_or_exit("evaluate", spec, path, spec_path=path)
         if output_format is EvaluateFormat.json:
             typer.echo(report.model_dump_json(indent=2))
             continue
@@ -284,10 +302,10 @@ def table(
 ) -> None:
     """One before/after table for a family of specs: each spec's published claim, privspec's
     ε at the same δ, μ, regret and verdict (one row per spec, in the order given)."""
-    from privspec.evaluation import evaluate as evaluate_spec
     from privspec.render import RenderError, render_table
 
-    reports = [evaluate_spec(spec, spec_path=path) for path, spec in _load_all_or_exit(specs)]
+    reports = [_evaluate_or_exit("table", spec, path, spec_path=path)
+               for path, spec in _load_all_or_exit(specs)]
     try:
         text = render_table(reports, output_format.value, template_dir=template_dir)
     except RenderError as error:
@@ -419,9 +437,7 @@ def render(
     from privspec import figures
     from privspec.render import RenderError, figure_paths, render_documents, spec_stem
 
-    def fail(message: str) -> typer.Exit:
-        typer.echo(f"privspec render: error: {message}", err=True)
-        return typer.Exit(EXIT_CANNOT_RUN)
+    fail = functools.partial(_fail, "render")
 
     plotting = figures.available()
     missing_plot_noted = False
@@ -439,18 +455,13 @@ def render(
 
     loaded = _load_all_or_exit(specs)
 
-    from privspec.evaluation import evaluate as evaluate_spec
-
     # (destination or None for stdout, text; bytes for a figure)
     documents: list[tuple[str | None, str | bytes]] = []
     for path, spec in loaded:
         targets = requested or [(name, variant) for name in spec.report.formats]
         if output not in (None, "-") and (len(loaded) > 1 or len(targets) > 1):
             raise fail("--output takes one spec and one format; use --output-dir for more")
-        try:
-            report = evaluate_spec(spec, spec_path=path)
-        except Exception as error:  # the evaluator's refusal, reported without a traceback
-            raise fail(f"{path}: cannot evaluate: {error}") from None
+        report = _evaluate_or_exit("render", spec, path, spec_path=path)
         for name, chosen in targets:
             command = f"privspec render {path} --format {name}" + (f":{chosen}" if chosen else "")
             if output not in (None, "-"):
@@ -587,14 +598,9 @@ def plot(
     """
     form = _figure_format_or_exit(output, "plot")
     from privspec import figures
-    from privspec.evaluation import evaluate as evaluate_spec
 
     ((_, loaded),) = _load_all_or_exit([spec])
-    try:
-        report = evaluate_spec(loaded, spec_path=spec)
-    except Exception as error:  # the evaluator's refusal, without a traceback
-        typer.echo(f"privspec plot: error: {spec}: cannot evaluate: {error}", err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    report = _evaluate_or_exit("plot", loaded, spec, spec_path=spec)
     try:
         _write_atomically({output: figures.figure_bytes(report, form)})
     except OSError as error:
@@ -668,9 +674,7 @@ def diff(
         read_at_revision,
     )
 
-    def fail(message: str) -> typer.Exit:
-        typer.echo(f"privspec diff: error: {message}", err=True)
-        return typer.Exit(EXIT_CANNOT_RUN)
+    fail = functools.partial(_fail, "diff")
 
     pairs: list[tuple[str, str, str, str, str]] = []  # (file, old text, old label, new, new)
     try:
@@ -697,8 +701,6 @@ def diff(
             raise fail("--plot draws one comparison; give one spec (or BASE HEAD)")
         plot_form = _figure_format_or_exit(plot_file, "diff")
 
-    from privspec.evaluation import evaluate as evaluate_spec
-
     results: list[tuple[str, SpecDiff]] = []
     for path, old_text, old_label, new_text, new_label in pairs:
         if rev is None:
@@ -708,10 +710,7 @@ def diff(
             after = (_spec_from_text_or_exit(new_text, new_label) if head_rev is not None
                      else _load_all_or_exit([path])[0][1])
         old, new = aligned(before, after)
-        try:
-            reports = evaluate_spec(old), evaluate_spec(new)
-        except Exception as error:  # the evaluator's refusal, without a traceback
-            raise fail(f"{path}: cannot evaluate: {error}") from None
+        reports = _evaluate_or_exit("diff", old, path), _evaluate_or_exit("diff", new, path)
         results.append((path, diff_reports(before, after, *reports, before_label=old_label,
                                            after_label=new_label)))
         if plot_file is not None and plot_form is not None:

@@ -208,3 +208,24 @@ def test_same_stem_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
     shutil.copy(LAPLACE, copy)
     assert main(["render", LAPLACE, str(copy), "--output-dir", str(tmp_path / "o")]) == 2
     assert "two documents would be written" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["evaluate"], ["table"], ["render"], ["plot", "-o", "x.svg"],
+                                     ["check", "--max-mu", "9"]])
+def test_an_evaluator_refusal_is_one_line_and_exit_2(
+        command: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Every command that evaluates reports the evaluator's refusal the same way, and
+    writes nothing."""
+    import privspec.evaluation
+
+    def refuse(*_: object, **__: object) -> None:
+        raise ValueError("no accounting for this")
+
+    monkeypatch.setattr(privspec.evaluation, "evaluate", refuse)
+    before = sorted(Path().iterdir())
+    assert main([command[0], LAPLACE, *command[1:]]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"privspec {command[0]}: error: {LAPLACE}: cannot evaluate: "
+                   "no accounting for this"]
+    assert sorted(Path().iterdir()) == before
