@@ -470,14 +470,13 @@ def render(
                 command += f" --output-dir {output_dir}"
             if macro_prefix:
                 command += f" --macro-prefix {macro_prefix}"
-            to_files = output not in (None, "-") or output_dir is not None
+            # Every file of this spec is <base><suffix> (with -o, the main one is -o itself).
+            base = (os.path.splitext(output)[0] if output not in (None, "-") else
+                    os.path.join(output_dir, spec_stem(path)) if output_dir is not None else None)
             figure_files: tuple[str, str] | None = None
-            if name == "markdown" and to_files and plotting:
-                main_file = (output if output not in (None, "-") else
-                             os.path.join(output_dir or ".", spec_stem(path) + ".md"))
-                assert main_file is not None
-                figure_files = figure_paths(main_file)
-            if (name == "html" or (name == "markdown" and to_files)) and not plotting \
+            if name == "markdown" and base is not None and plotting:
+                figure_files = figure_paths(output if output not in (None, "-") else base + ".md")
+            if (name == "html" or (name == "markdown" and base is not None)) and not plotting \
                     and not missing_plot_noted:
                 missing_plot_noted = True
                 typer.echo(f"privspec render: note: no figure, matplotlib is not installed "
@@ -487,19 +486,15 @@ def render(
                     report, name, variant=chosen, template_dir=template_dir, command=command,
                     macro_prefix=macro_prefix,
                     figure=None if figure_files is None else
-                    (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])))
+                    (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
+                    basename=None if base is None else os.path.basename(base))
             except RenderError as error:
                 raise fail(f"{path}: {error}") from None
             main_part = rendered[-1]
             for document in rendered:
-                if output not in (None, "-"):
-                    stem = os.path.splitext(output)[0]
-                    destination: str | None = (output if document is main_part
-                                               else stem + document.suffix)
-                elif output_dir is not None:
-                    destination = os.path.join(output_dir, spec_stem(path) + document.suffix)
-                else:
-                    destination = None
+                destination = (None if base is None else
+                               output if output not in (None, "-") and document is main_part
+                               else base + document.suffix)
                 documents.append((destination, document.text))
             if figure_files is not None:
                 for figure_file, form in zip(figure_files, ("svg", "png"), strict=True):

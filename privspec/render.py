@@ -261,6 +261,7 @@ def render_documents(
     command: str | None = None,
     macro_prefix: str | None = None,
     figure: tuple[str, str] | None = None,
+    basename: str | None = None,
 ) -> list[Document]:
     """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
 
@@ -269,7 +270,9 @@ def render_documents(
     macro prefix (letters only) derived by :func:`macro_prefix_for`.
     ``figure`` is the (SVG, PNG) pair of figure files relative to the Markdown
     document, which then shows the SVG and links the PNG (nothing by default:
-    text printed to a terminal has no place for a figure).
+    text printed to a terminal has no place for a figure).  ``basename`` is the file
+    name the documents are written under, without suffix (default: the spec's stem):
+    the LaTeX fragment names its macros file from it.
     Raises :class:`RenderError` for an unknown format or variant or a template
     that fails.
     """
@@ -288,7 +291,7 @@ def render_documents(
         known = ", ".join(VARIANTS[fmt])
         raise RenderError(f"unknown {fmt} variant {chosen!r}; built in: {known} "
                           f"(or a template {plan[0][1]} in --template-dir)")
-    context = dict(_context(report, fmt, chosen, command, macro_prefix))
+    context = dict(_context(report, fmt, chosen, command, macro_prefix, basename))
     context.update(_figure_context(report, fmt, figure))
     documents = []
     for part, name, suffix in plan:
@@ -368,8 +371,11 @@ def _figure_context(report: Report, fmt: str,
 
 
 def _context(
-    report: Report, fmt: str, variant: str, command: str | None, macro_prefix: str | None
+    report: Report, fmt: str, variant: str, command: str | None, macro_prefix: str | None,
+    basename: str | None,
 ) -> Mapping[str, Any]:
+    if basename is None:
+        basename = spec_stem(report.spec_path) if report.spec_path else "privacy"
     return {
         "report": report,
         "format": fmt,
@@ -381,8 +387,7 @@ def _context(
         "versions": sorted(report.accounting.versions.items()),
         "show_stages": len(report.mechanism.stages) > 1
         or any(stage.name for stage in report.mechanism.stages),
-        "macros_file": (spec_stem(report.spec_path) if report.spec_path else "privacy")
-        + "-macros.tex",
+        "macros_file": basename + "-macros.tex",
     }
 
 

@@ -70,6 +70,7 @@ def test_output_file_writes_fragment_and_macros(tmp_path: Path,
     target = tmp_path / "paper" / "privacy.tex"
     assert main(["render", LAPLACE, "-f", "latex", "-o", str(target)]) == 0
     assert target.read_text(encoding="utf-8").startswith("% privspec report fragment")
+    assert r"\input{privacy-macros.tex}" in target.read_text(encoding="utf-8")  # the file written
     macros = tmp_path / "paper" / "privacy-macros.tex"
     assert r"\newcommand{\privspecLaplaceCountsMu}" in macros.read_text(encoding="utf-8")
     captured = capsys.readouterr()
