@@ -55,6 +55,10 @@ class Section:
     diff: SpecDiff | None = None
     outcomes: list[Outcome] = field(default_factory=list)
 
+    @property
+    def over_budget(self) -> bool:
+        return any(not outcome.ok for outcome in self.outcomes)
+
 
 def _optional_float(text: str) -> float | None:
     if not text.strip():
@@ -223,7 +227,7 @@ def comment_from_sections(sections: list[Section], base: str, head: str) -> str:
     if not sections:
         lines += [f"No `*.privspec.yaml` file changed between `{base}` and `{head}`.", ""]
         return "\n".join(lines)
-    over = [s for s in sections if any(not o.ok for o in s.outcomes)]
+    over = [s for s in sections if s.over_budget]
     invalid = [s for s in sections if s.status == "invalid"]
     if over:
         lines += [f"❌ **{len(over)} of {len(sections)} changed specs over budget.**", ""]
@@ -284,7 +288,7 @@ def run(args: argparse.Namespace) -> tuple[int, str, list[Section]]:
     code = EXIT_OK
     if any(s.status == "invalid" for s in sections):
         code = EXIT_CANNOT_RUN
-    elif any(not o.ok for s in sections for o in s.outcomes) or (args.fail_on_weaker and any(
+    elif any(s.over_budget for s in sections) or (args.fail_on_weaker and any(
             s.diff is not None and (s.diff.verdict == "weaker" or not s.diff.comparable)
             for s in sections)):
         code = EXIT_CHECK_FAILED
@@ -320,8 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 "changed": str(len(sections)),
                 "weaker": str(any(s.diff is not None and s.diff.verdict == "weaker"
                                   for s in sections)).lower(),
-                "over-budget": str(code == EXIT_CHECK_FAILED and any(
-                    not o.ok for s in sections for o in s.outcomes)).lower(),
+                "over-budget": str(any(s.over_budget for s in sections)).lower(),
             })
     except OSError as error:
         print(f"privspec action: error: cannot write {error.filename}: "

@@ -1,8 +1,8 @@
 """Comparing two versions of a spec: what changed in the mechanism, and what it did to privacy.
 
-``diff_specs(before, after)`` evaluates both specs (each reporting ε at the union
-of their δ's and the Tier II table at the union of their α's, so every row
-compares like with like) and returns a :class:`SpecDiff`: the verdict (privacy
+``aligned(before, after)`` makes both specs report ε at the union of their δ's and
+the Tier II table at the union of their α's, so every row compares like with like;
+:func:`diff_reports` compares the two evaluated reports in a :class:`SpecDiff`: the verdict (privacy
 got *weaker* when μ grows), the headline numbers side by side, the Tier II
 rows, and the spec fields that changed, found by walking both specs'
 ``model_dump(mode="json")`` trees.  :func:`markdown_from_diff` arranges it as a
@@ -491,16 +491,6 @@ def aligned(before: Spec, after: Spec, extra_deltas: list[float] | tuple[float, 
     return widen(before), widen(after)
 
 
-def diff_specs(before: Spec, after: Spec, *, before_label: str = "before",
-               after_label: str = "after") -> SpecDiff:
-    """Evaluate both specs and compare them."""
-    from privspec.evaluation import evaluate
-
-    old, new = aligned(before, after)
-    return diff_reports(before, after, evaluate(old), evaluate(new),
-                        before_label=before_label, after_label=after_label)
-
-
 # --- presentation -------------------------------------------------------------------
 
 _TREND_WORDS = {"weaker": "weaker", "stronger": "stronger", "unchanged": "", "neutral": ""}
@@ -613,7 +603,7 @@ def report_summary(report: Report) -> str:
 
 
 __all__ = ["DiffError", "FieldChange", "Row", "SpecDiff", "aligned", "changes_summary",
-           "diff_reports", "diff_specs", "github_annotations", "json_from_diffs",
+           "diff_reports", "github_annotations", "json_from_diffs",
            "markdown_from_diff", "percent_text", "read_at_revision", "report_summary",
            "repository_root", "run_git", "spec_changes", "spec_tree", "text_at_revision", "value_text",
            "verify_revision"]

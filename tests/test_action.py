@@ -244,3 +244,16 @@ def test_readme_workflow_uses_the_action() -> None:
     assert "steps.privspec.outputs.comment-file" in comment["if"] + comment["run"] + str(
         comment.get("env", {}))
     assert workflow["permissions"]["pull-requests"] == "write"
+
+
+def test_over_budget_output_holds_when_another_spec_is_invalid(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exit 2 (a spec cannot be read) must not hide that another spec is over budget."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {TRAIN: dpsgd_spec(1.1, budget="max_mu: 0.5")}, "base")
+    head = commit(root, {TRAIN: dpsgd_spec(0.9, budget="max_mu: 0.5"),
+                         "specs/broken.privspec.yaml": "privspec: 1\ntitle: [\n"}, "break one")
+    monkeypatch.chdir(root)
+    code, _, _, outputs = _run(tmp_path, "--base", base, "--head", head)
+    assert code == 2
+    assert "over-budget=true" in outputs.splitlines()
