@@ -75,21 +75,23 @@ def format_json(diagnostics: Iterable[Diagnostic]) -> str:
     return json.dumps([d.as_dict() for d in diagnostics], indent=2, ensure_ascii=False)
 
 
-def _escape_data(text: str) -> str:
+def escape_github_data(text: str) -> str:
+    """The message of a GitHub workflow command, escaped."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def escape_github_property(text: str) -> str:
+    """A property (file=, title=) of a GitHub workflow command, escaped."""
+    return escape_github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def format_github_line(diagnostic: Diagnostic) -> str:
     """A GitHub Actions workflow command that annotates the line in a pull request."""
     where = f"{diagnostic.path}: " if diagnostic.path else ""
-    return (f"::{diagnostic.severity} file={_escape_property(diagnostic.file)},"
+    return (f"::{diagnostic.severity} file={escape_github_property(diagnostic.file)},"
             f"line={diagnostic.line},col={diagnostic.column},"
-            f"title={_escape_property(diagnostic.code)}::"
-            f"{_escape_data(where + diagnostic.message)}")
+            f"title={escape_github_property(diagnostic.code)}::"
+            f"{escape_github_data(where + diagnostic.message)}")
 
 
 def format_github(diagnostics: Iterable[Diagnostic]) -> str:
@@ -113,6 +115,8 @@ __all__ = [
     "Diagnostic",
     "DiagnosticsFormat",
     "SpecError",
+    "escape_github_data",
+    "escape_github_property",
     "format_diagnostics",
     "format_gcc",
     "format_gcc_line",

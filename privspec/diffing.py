@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from privspec import formatting as fmt
 from privspec.budget import with_deltas
+from privspec.diagnostics import escape_github_data, escape_github_property
 from privspec.loader import path_to_str
 
 if TYPE_CHECKING:
@@ -566,21 +567,13 @@ def _code(text: str) -> str:
     return " ".join(text.replace("`", "'").split())
 
 
-def _escape_annotation(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_annotation(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def github_annotations(diff: SpecDiff, file: str | None = None) -> str:
     """GitHub workflow annotations: a warning when privacy got weaker or the numbers are not
     comparable, a notice otherwise."""
-    where = f" file={_escape_property(file)}," if file else " "
+    where = f" file={escape_github_property(file)}," if file else " "
     level = "warning" if diff.verdict == "weaker" or not diff.comparable else "notice"
-    lines = [f"::{level}{where}title=privspec diff::{_escape_annotation(diff.summary)}"]
-    lines += [f"::warning{where}title=privspec diff: not comparable::{_escape_annotation(w)}"
+    lines = [f"::{level}{where}title=privspec diff::{escape_github_data(diff.summary)}"]
+    lines += [f"::warning{where}title=privspec diff: not comparable::{escape_github_data(w)}"
               for w in diff.warnings]
     return "\n".join(lines)
 
