@@ -25,7 +25,7 @@ def _rate(block: s._SamplingRate, records: str = "records") -> str:
     return f"rate {_num(block.rate())}"
 
 
-def describe(node: s._Node, relation: str) -> str:
+def describe(node: s._Node) -> str:
     """One phrase describing ``node`` (recursively)."""
     b = node.block
     if isinstance(b, s.Gaussian):
@@ -57,12 +57,12 @@ def describe(node: s._Node, relation: str) -> str:
         return (f"a mechanism known only to be (ε, δ)-DP with ε = {_num(b.epsilon)}, "
                 f"δ = {fmt_given(b.delta)}")
     if isinstance(b, s.PoissonSampled):
-        return f"{describe(b.mechanism, relation)}, on a Poisson-sampled batch ({_rate(b)})"
+        return f"{describe(b.mechanism)}, on a Poisson-sampled batch ({_rate(b)})"
     if isinstance(b, s.FixedSizeSampled):
-        return (f"{describe(b.mechanism, relation)}, on a batch of {_num(b.batch_size)} of "
+        return (f"{describe(b.mechanism)}, on a batch of {_num(b.batch_size)} of "
                 f"{_num(b.dataset_size)} records sampled without replacement")
     if isinstance(b, s.Repeat):
-        inner = describe(b.mechanism, relation)
+        inner = describe(b.mechanism)
         if b.epochs is not None:
             return f"{inner}, for {_num(b.epochs)} epochs ({_num(b.times())} runs)"
         return f"{inner}, run {_num(b.times())} times"
@@ -74,7 +74,7 @@ def describe(node: s._Node, relation: str) -> str:
     if isinstance(b, s.ComposeNode):
         parts = [
             (f"{stage.name}: " if stage.name else "")
-            + describe(stage.mechanism, relation)
+            + describe(stage.mechanism)
             + (f" (×{_num(stage.repeat)})" if stage.repeat > 1 else "")
             for stage in b.compose
         ]
@@ -90,11 +90,11 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
     block = root.block
     if isinstance(block, s.ComposeNode):
         mus = stage_mus if stage_mus is not None else [None] * len(block.compose)
-        stages = [StageSummary(name=st.name, description=describe(st.mechanism, spec.neighbouring),
+        stages = [StageSummary(name=st.name, description=describe(st.mechanism),
                                repeat=st.repeat, mu=mu)
                   for st, mu in zip(block.compose, mus, strict=True)]
     else:
-        stages = [StageSummary(name=None, description=describe(root, spec.neighbouring), repeat=1)]
+        stages = [StageSummary(name=None, description=describe(root), repeat=1)]
     if isinstance(block, s.ComposeNode) and all(st.name for st in block.compose):
         # The stages are listed one by one beside the summary: name them only.
         names = ", ".join(
@@ -102,7 +102,7 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
             for st in block.compose)
         summary = f"{len(block.compose)} stages on the same data: {names}."
     else:
-        summary = f"{describe(root, spec.neighbouring)}."
+        summary = f"{describe(root)}."
     return MechanismSummary(kind=root.kind, noun=noun_for(spec),
                             summary=summary[0].upper() + summary[1:], stages=stages)
 
