@@ -80,6 +80,7 @@ class Accounted:
 
     pld: PLD
     stages: tuple[StageAccount, ...]
+    truncation: float  # the tail mass each composition may move to +∞
 
 
 def pld_from_spec(spec: s.Spec) -> PLD:
@@ -97,7 +98,8 @@ def account(spec: s.Spec) -> Accounted:
                          tail_mass_truncation(spec))
     block = spec.mechanism.block
     if not isinstance(block, s.ComposeNode):
-        return Accounted(pld=lowering.finish(lowering.lower(spec.mechanism)), stages=())
+        return Accounted(pld=lowering.finish(lowering.lower(spec.mechanism)), stages=(),
+                         truncation=lowering.truncation)
     # Identical stages (same mechanism, same repeat) are lowered once and share their
     # StageAccount; in the whole they self-compose, as ``_Lowering._compose`` does.
     keys = [f"{stage.repeat}:{stage.mechanism.model_dump_json()}" for stage in block.compose]
@@ -119,7 +121,8 @@ def account(spec: s.Spec) -> Accounted:
         whole = lowering.repeated(_Lowered(part.gaussian_mu_squared, [others]), copies)
         total.gaussian_mu_squared += whole.gaussian_mu_squared
         total.plds.extend(whole.plds)
-    return Accounted(pld=lowering.finish(total), stages=tuple(accounts[key] for key in keys))
+    return Accounted(pld=lowering.finish(total), stages=tuple(accounts[key] for key in keys),
+                     truncation=lowering.truncation)
 
 
 class _Lowering:

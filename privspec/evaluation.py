@@ -19,7 +19,7 @@ import numpy as np
 
 from privspec import __version__
 from privspec import formatting as fmt
-from privspec.accounting import Accounted, StageAccount, account, tail_mass_truncation
+from privspec.accounting import Accounted, StageAccount, account
 from privspec.curve import TradeoffCurve, curve_from_pld, epsilons_for_deltas
 from privspec.describe import summarize_mechanism
 from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
@@ -184,15 +184,16 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
                                if math.isfinite(epsilon_at[delta]) else None)
                 for delta in options.deltas]
 
+    pure_epsilon = _pure_epsilon(curve, model)
     published = None
     if model.published is not None:
         claim = model.published
-        ours = _pure_epsilon(curve, model) if claim.delta == 0 else epsilon_at[claim.delta]
+        ours = pure_epsilon if claim.delta == 0 else epsilon_at[claim.delta]
         published = PublishedComparison(
             epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
             epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
 
-    extra = [curve.alpha_star, float(curve.beta_at(curve.alpha_star)), *options.alphas]
+    extra = [curve.alpha_star, *options.alphas]  # β(α*) = α*: the same point
     if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS:
         extra += curve.alpha.tolist()
     sample = np.asarray(sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)}))
@@ -215,7 +216,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         ),
         tradeoff=_tradeoff_rows(curve, options.alphas, mu),
         epsilons=epsilons,
-        pure_epsilon=_pure_epsilon(curve, model),
+        pure_epsilon=pure_epsilon,
         published=published,
         curve=[CurvePoint(alpha=float(a), beta=float(b))
                for a, b in zip(sample, curve.beta_at(sample), strict=True)],
@@ -224,7 +225,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
                     "connect-the-dots, pessimistic estimate"),
             discretization=accounting.discretization,
             floor=accounting.floor,
-            tail_mass_truncation=tail_mass_truncation(model),
+            tail_mass_truncation=accounted.truncation,
             breakpoints=int(curve.alpha.size),
             versions=versions,
         ),
