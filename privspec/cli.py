@@ -435,7 +435,13 @@ def render(
     import os
 
     from privspec import figures
-    from privspec.render import RenderError, figure_paths, render_documents, spec_stem
+    from privspec.render import (
+        RenderError,
+        default_command,
+        figure_paths,
+        render_documents,
+        spec_stem,
+    )
 
     fail = functools.partial(_fail, "render")
 
@@ -463,13 +469,10 @@ def render(
             raise fail("--output takes one spec and one format; use --output-dir for more")
         report = _evaluate_or_exit("render", spec, path, spec_path=path)
         for name, chosen in targets:
-            command = f"privspec render {path} --format {name}" + (f":{chosen}" if chosen else "")
-            if output not in (None, "-"):
-                command += f" -o {output}"
-            elif output_dir is not None:
-                command += f" --output-dir {output_dir}"
-            if macro_prefix:
-                command += f" --macro-prefix {macro_prefix}"
+            options = (["-o", output] if output not in (None, "-") else
+                       ["--output-dir", output_dir] if output_dir is not None else [])
+            command = default_command(report, name, chosen, [
+                *options, *(["--macro-prefix", macro_prefix] if macro_prefix else [])])
             # Every file of this spec is <base><suffix> (with -o, the main one is -o itself).
             base = (os.path.splitext(output)[0] if output not in (None, "-") else
                     os.path.join(output_dir, spec_stem(path)) if output_dir is not None else None)

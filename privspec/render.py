@@ -148,14 +148,14 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
 
 
-def default_command(report: Report, fmt: str, variant: str | None = None) -> str | None:
-    """The command that re-renders this document, when the report names its spec file."""
+def default_command(report: Report, fmt: str, variant: str | None = None,
+                    options: Sequence[str] = ()) -> str | None:
+    """The command that re-renders this document (with ``options`` such as ``-o FILE``),
+    when the report names its spec file; every word shell-quoted."""
     if not report.spec_path:
         return None
-    command = f"privspec render {shlex.quote(report.spec_path)} --format {fmt}"
-    if variant and variant != VARIANTS.get(fmt, (None,))[0]:
-        command += f" --variant {variant}"
-    return command
+    target = fmt if not variant or variant == VARIANTS.get(fmt, (None,))[0] else f"{fmt}:{variant}"
+    return shlex.join(["privspec", "render", report.spec_path, "--format", target, *options])
 
 
 def delta_key(delta: float) -> str:

@@ -230,3 +230,11 @@ def test_an_evaluator_refusal_is_one_line_and_exit_2(
     assert err == [f"privspec {command[0]}: error: {LAPLACE}: cannot evaluate: "
                    "no accounting for this"]
     assert sorted(Path().iterdir()) == before
+
+
+def test_the_reproduce_command_is_shell_quoted(capsys: pytest.CaptureFixture[str]) -> None:
+    spaced = Path("my counts.privspec.yaml")
+    spaced.write_text(Path(LAPLACE).read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["render", str(spaced), "-f", "markdown:model-card"]) == 0
+    assert ("`privspec render 'my counts.privspec.yaml' --format markdown:model-card`"
+            in capsys.readouterr().out)
