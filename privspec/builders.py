@@ -109,12 +109,10 @@ def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
     """``spec`` as the text of a ``*.privspec.yaml`` file (defaults left out, budget kept),
     which ``privspec.loader.load_spec_text`` reads back as an equal spec."""
     data: dict[str, Any] = spec.model_dump(mode="json", exclude_defaults=True)
-    data["privspec"] = spec.privspec
-    if spec.budget is not None:
+    if spec.budget is not None:  # excluded from dumps (a policy, not part of the report); last
         data["budget"] = spec.budget.model_dump(mode="json", exclude_defaults=True)
-    ordered = {key: data[key] for key in type(spec).model_fields if key in data}
     header = "".join(f"# {line}\n" for line in (comment or "").splitlines())
-    return header + _dump(ordered)
+    return header + _dump(data)
 
 
 __all__ = ["spec_from_data", "spec_from_dpsgd", "spec_to_yaml"]
