@@ -104,36 +104,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def changed_specs(root: str, base: str, head: str) -> list[tuple[str, str | None, str | None]]:
-    """(status letter, path at base, path at head) of each changed spec file, renames
-    followed; between the merge base of ``base`` and ``head`` and ``head``."""
+def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str | None]]:
+    """(path at base, path at head) of each changed spec file, None where it does not
+    exist, renames followed; between the merge base of ``base`` and ``head`` and ``head``."""
     from privspec.diffing import run_git
 
     done = run_git(root, "diff", "--name-status", "-z", "-M", "--no-color", f"{base}...{head}",
-                "--", *SPEC_PATTERNS)
+                   "--", *SPEC_PATTERNS)
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ActionError(f"git diff {base}...{head} failed: "
                           f"{message[0] if message else 'unknown error'} (in CI, use "
                           "actions/checkout with fetch-depth: 0)")
     words = done.stdout.decode("utf-8", "replace").split("\0")
-    changes: list[tuple[str, str | None, str | None]] = []
+    changes: list[tuple[str | None, str | None]] = []
     position = 0
     while position < len(words) and words[position]:
         status = words[position][0]
-        if status in "RC":
-            old, new = words[position + 1], words[position + 2]
+        if status == "R":  # -M reports renames (and never copies) with both paths
+            changes.append((words[position + 1], words[position + 2]))
             position += 3
-            changes.append(("A" if status == "C" else "R", None if status == "C" else old, new))
             continue
         path = words[position + 1]
         position += 2
-        if status == "D":
-            changes.append(("D", path, None))
-        elif status == "A":
-            changes.append(("A", None, path))
-        else:  # M, T
-            changes.append(("M", path, path))
+        changes.append((None if status == "A" else path, None if status == "D" else path))
     return changes
 
 
@@ -159,7 +153,7 @@ def _outcome_lines(path: str, outcomes: list[Outcome]) -> list[str]:
     return [f"- `{path}`: {esc(o.message)}" for o in outcomes if not o.ok]
 
 
-def _section(root: str, status: str, old_path: str | None, new_path: str | None,
+def _section(root: str, old_path: str | None, new_path: str | None,
              base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
     """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
     from privspec.budget import check_report, deltas_of, limits_for, with_deltas
@@ -207,7 +201,7 @@ def _section(root: str, status: str, old_path: str | None, new_path: str | None,
     budget_text = ("**Over budget:**\n\n" + "\n".join(budget) + "\n\n") if budget else (
         "Within budget.\n\n" if outcomes else "")
     if before is None:
-        title = "New spec" if status == "A" else "Changed spec"
+        title = "New spec" if old_path is None else "Changed spec"
         body = (f"### {title}: `{new_path}`\n\n{note}{budget_text}"
                 f"{esc(report_summary(after_report))}.\n")
         return Section(new_path, "added", f"`{new_path}`: new spec, "
@@ -282,8 +276,8 @@ def run(args: argparse.Namespace) -> tuple[int, str, list[Section]]:
     merge_base = _merge_base(root, args.base, args.head)
     base = (merge_base, _short(root, merge_base))
     head = (args.head, _short(root, args.head))
-    sections = [_section(root, status, old, new, base, head, limits)
-                for status, old, new in changed_specs(root, merge_base, args.head)]
+    sections = [_section(root, old, new, base, head, limits)
+                for old, new in changed_specs(root, merge_base, args.head)]
     comment = comment_from_sections(sections, base[1], head[1])
     code = EXIT_OK
     if any(s.status == "invalid" for s in sections):
