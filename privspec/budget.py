@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
 from privspec import formatting as fmt
+from privspec.spec import Budget
 
 if TYPE_CHECKING:
     from privspec.report import Report
-    from privspec.spec import Budget, Spec
+    from privspec.spec import Spec
 
 LimitKind = Literal["max_mu", "max_epsilon", "max_advantage", "require_tier1"]
 
@@ -48,20 +50,22 @@ class Outcome:
     message: str
 
 
-def limits_from_budget(budget: Budget | None) -> list[Limit]:
-    """The limits of a spec's ``budget:`` section (none without one)."""
+def limits_from_budget(budget: Budget | None,
+                       source: Callable[[str], str] = "budget.{}".format) -> list[Limit]:
+    """The limits of a ``budget:`` section (none without one); ``source(name)`` says
+    where each was given."""
     if budget is None:
         return []
     limits = []
     if budget.max_mu is not None:
-        limits.append(Limit("max_mu", budget.max_mu, "budget.max_mu"))
+        limits.append(Limit("max_mu", budget.max_mu, source("max_mu")))
     if budget.max_epsilon is not None:
-        limits.append(Limit("max_epsilon", budget.max_epsilon, "budget.max_epsilon",
+        limits.append(Limit("max_epsilon", budget.max_epsilon, source("max_epsilon"),
                             budget.delta))
     if budget.max_advantage is not None:
-        limits.append(Limit("max_advantage", budget.max_advantage, "budget.max_advantage"))
+        limits.append(Limit("max_advantage", budget.max_advantage, source("max_advantage")))
     if budget.require_tier1:
-        limits.append(Limit("require_tier1", None, "budget.require_tier1"))
+        limits.append(Limit("require_tier1", None, source("require_tier1")))
     return limits
 
 
@@ -84,16 +88,11 @@ def limits_from_options(*, max_mu: float | None = None, max_epsilon: float | Non
         problems.append(f"--max-advantage is a probability in (0, 1], got {max_advantage:g}")
     if problems:
         raise ValueError("; ".join(problems))
-    limits = []
-    if max_mu is not None:
-        limits.append(Limit("max_mu", max_mu, "--max-mu"))
-    if max_epsilon is not None:
-        limits.append(Limit("max_epsilon", max_epsilon, "--max-epsilon", delta))
-    if max_advantage is not None:
-        limits.append(Limit("max_advantage", max_advantage, "--max-advantage"))
-    if require_tier1:
-        limits.append(Limit("require_tier1", None, "--require-tier1"))
-    return limits
+    if max_mu is None and max_epsilon is None and max_advantage is None and not require_tier1:
+        return []
+    budget = Budget(max_mu=max_mu, max_epsilon=max_epsilon, delta=delta,
+                    max_advantage=max_advantage, require_tier1=require_tier1)
+    return limits_from_budget(budget, lambda name: "--" + name.replace("_", "-"))
 
 
 def limits_for(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = ()) -> list[Limit]:
