@@ -20,7 +20,8 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
-from privspec.curve import delta_for_epsilons, pmfs_from_pld, points_from_pmf
+from privspec.composition import Factor, compose
+from privspec.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.gaussian_pld import gaussian_pld
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
@@ -45,6 +46,12 @@ def accountable_rate(rate: float) -> float:
     return 1.0 if rate > 1.0 - RATE_ONE_TOLERANCE else rate
 
 
+def _key(block: object) -> str:
+    """A release's identity: its kind and its validated fields."""
+    dump = block.model_dump_json() if hasattr(block, "model_dump_json") else repr(block)
+    return f"{type(block).__name__}:{dump}"
+
+
 def tail_mass_truncation(spec: s.Spec) -> float:
     """Per-composition truncation, small enough that all of them together stay a tenth
     of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
@@ -57,71 +64,76 @@ def tail_mass_truncation(spec: s.Spec) -> float:
     return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
 
 
+#: One release's PMFs (one if symmetric, else remove and add) and how often it runs.
+Part: TypeAlias = tuple[tuple[LossPMF, ...], int]
+
+
 @dataclass
 class _Lowered:
-    """A partly composed mechanism: Gaussian μ² kept exact, everything else as PLDs."""
+    """A partly composed mechanism: Gaussian μ² kept exact, every other release as its
+    PMFs with a count.  Equal releases share a key, so however a run is written (one
+    stage, phases, ``repeat``) it becomes the same parts and the same computation."""
 
     gaussian_mu_squared: float = 0.0
-    plds: list[PLD] = field(default_factory=list)
+    parts: dict[str, Part] = field(default_factory=dict)
+
+    def add(self, other: _Lowered, times: int = 1) -> None:
+        """Compose ``times`` copies of ``other`` into this one."""
+        self.gaussian_mu_squared += times * other.gaussian_mu_squared
+        for key, (pmfs, count) in other.parts.items():
+            previous = self.parts.get(key, (pmfs, 0))[1]
+            self.parts[key] = (pmfs, previous + times * count)
 
 
 @dataclass(frozen=True)
 class StageAccount:
     """One top-level stage on its own: an exact μ when it is all plain Gaussians,
-    otherwise its whole PLD."""
+    otherwise its composed PMFs."""
 
     exact_mu: float | None
-    pld: PLD | None
+    pmfs: tuple[LossPMF, ...] | None
 
 
 @dataclass(frozen=True)
 class Accounted:
-    """The whole mechanism's PLD, and each top-level stage's own accounting."""
+    """The whole mechanism's composed PMFs, and each top-level stage's own accounting."""
 
-    pld: PLD
+    pmfs: tuple[LossPMF, ...]
     stages: tuple[StageAccount, ...]
     truncation: float  # the tail mass each composition may move to +∞
 
 
-def pld_from_spec(spec: s.Spec) -> PLD:
-    """The composed PLD of the whole mechanism under the spec's relation."""
-    return account(spec).pld
+def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
+    """The composed PMFs of the whole mechanism under the spec's relation."""
+    return account(spec).pmfs
 
 
 def account(spec: s.Spec) -> Accounted:
     """Lower the mechanism; for a composition, keep each top-level stage's part.
 
     The stages' parts are composed into the whole (Gaussian μ²'s summed exactly),
-    so reporting what each stage adds costs no extra composition.
+    so reporting what each stage adds costs no extra lowering.
     """
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
                          tail_mass_truncation(spec))
     block = spec.mechanism.block
     if not isinstance(block, s.ComposeNode):
-        return Accounted(pld=lowering.finish(lowering.lower(spec.mechanism)), stages=(),
+        return Accounted(pmfs=lowering.finish(lowering.lower(spec.mechanism)), stages=(),
                          truncation=lowering.truncation)
     # Identical stages (same mechanism, same repeat) are lowered once and share their
-    # StageAccount; in the whole they self-compose, as ``_Lowering._compose`` does.
+    # StageAccount.
     keys = [f"{stage.repeat}:{stage.mechanism.model_dump_json()}" for stage in block.compose]
-    groups: dict[str, tuple[s.Stage, int]] = {}
-    for key, stage in zip(keys, block.compose, strict=True):
-        groups[key] = (stage, groups[key][1] + 1 if key in groups else 1)
     accounts: dict[str, StageAccount] = {}
     total = _Lowered()
-    for key, (stage, copies) in groups.items():
-        part = lowering.repeated(lowering.lower(stage.mechanism), stage.repeat)
-        if not part.plds:
-            accounts[key] = StageAccount(math.sqrt(part.gaussian_mu_squared), None)
-            total.gaussian_mu_squared += copies * part.gaussian_mu_squared
+    for key, stage in zip(keys, block.compose, strict=True):
+        part = _Lowered()
+        part.add(lowering.lower(stage.mechanism), stage.repeat)
+        total.add(part)
+        if key in accounts:
             continue
-        others = lowering.finish(_Lowered(plds=part.plds))
-        alone = (others if part.gaussian_mu_squared == 0  # a stage mixing in Gaussians
-                 else lowering.finish(_Lowered(part.gaussian_mu_squared, [others])))
-        accounts[key] = StageAccount(None, alone)
-        whole = lowering.repeated(_Lowered(part.gaussian_mu_squared, [others]), copies)
-        total.gaussian_mu_squared += whole.gaussian_mu_squared
-        total.plds.extend(whole.plds)
-    return Accounted(pld=lowering.finish(total), stages=tuple(accounts[key] for key in keys),
+        accounts[key] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+                         if not part.parts else StageAccount(None, lowering.finish(part)))
+    return Accounted(pmfs=lowering.finish(total), stages=tuple(accounts[key] for key in keys),
                      truncation=lowering.truncation)
 
 
@@ -136,28 +148,30 @@ class _Lowering:
 
     # -- composition -------------------------------------------------------
 
-    def finish(self, lowered: _Lowered) -> PLD:
-        """Compose the parts of ``lowered`` into one PLD."""
-        parts = list(lowered.plds)
+    def finish(self, lowered: _Lowered) -> tuple[LossPMF, ...]:
+        """Compose the parts of ``lowered``: one PMF per direction (``composition``)."""
+        parts = list(lowered.parts.values())
         if lowered.gaussian_mu_squared > 0:
-            parts.insert(0, gaussian_pld(1.0 / math.sqrt(lowered.gaussian_mu_squared),
-                                         discretization=self.h))
+            gaussian = gaussian_pld(1.0 / math.sqrt(lowered.gaussian_mu_squared),
+                                    discretization=self.h)
+            parts.insert(0, (pmfs_from_pld(gaussian), 1))
         if not parts:
             raise ValueError("a mechanism with no parts")
-        result = parts[0]
-        for part in parts[1:]:
-            result = result.compose(part, tail_mass_truncation=self.truncation)
-        return result
+        directions = max(len(pmfs) for pmfs, _ in parts)
+        return tuple(
+            compose([(Factor.from_pmf(pmfs[min(d, len(pmfs) - 1)]), count)
+                     for pmfs, count in parts], self.h, self.truncation)
+            for d in range(directions))
 
     def repeated(self, lowered: _Lowered, times: int) -> _Lowered:
-        """``times`` runs of ``lowered``: μ² scales exactly, PLDs self-compose."""
-        if times == 1:
-            return lowered
-        out = _Lowered(gaussian_mu_squared=lowered.gaussian_mu_squared * times)
-        if lowered.plds:
-            inner = self.finish(_Lowered(plds=lowered.plds))
-            out.plds.append(inner.self_compose(times, tail_mass_truncation=self.truncation))
+        """``times`` runs of ``lowered``: μ² and counts scale exactly."""
+        out = _Lowered()
+        out.add(lowered, times)
         return out
+
+    def _release(self, key: str, pld: PLD) -> _Lowered:
+        """One release given by a dp-accounting PLD, under a key naming what it is."""
+        return _Lowered(parts={key: (pmfs_from_pld(pld), 1)})
 
     def lower(self, node: s._Node) -> _Lowered:
         block = node.block
@@ -169,31 +183,26 @@ class _Lowering:
             rate = accountable_rate(block.rate())
             step = (_Lowered(gaussian_mu_squared=self._multiplier_mu(block.noise_multiplier) ** 2)
                     if rate == 1.0  # every record in every step: plain Gaussian releases
-                    else _Lowered(plds=[self._poisson_gaussian(block.noise_multiplier, rate)]))
+                    else self._release(f"poisson-gaussian:{block.noise_multiplier!r}:{rate!r}",
+                                       self._poisson_gaussian(block.noise_multiplier, rate)))
             return self.repeated(step, block.times())
         if isinstance(block, (s.PoissonSampled, s.FixedSizeSampled)):
             rate = accountable_rate(block.rate())
             if rate == 1.0:  # the whole dataset: the release itself, exact algebra included
                 return self.lower(block.mechanism)
+            inner = block.mechanism.block
             if isinstance(block, s.PoissonSampled):
-                return _Lowered(plds=[self._additive(block.mechanism.block, rate)])
-            return _Lowered(plds=[self._fixed_size(block.mechanism.block, rate)])
+                return self._release(f"poisson:{rate!r}:{_key(inner)}", self._additive(inner, rate))
+            return self._release(f"fixed-size:{rate!r}:{_key(inner)}", self._fixed_size(inner, rate))
         if isinstance(block, s.Gaussian):
             return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
-        return _Lowered(plds=[self._single(block)])
+        return self._release(_key(block), self._single(block))
 
     def _compose(self, block: s.ComposeNode) -> _Lowered:
-        """Heterogeneous composition; identical stages are grouped and self-composed."""
-        groups: dict[str, tuple[s.Stage, int]] = {}
-        for stage in block.compose:
-            key = stage.mechanism.model_dump_json()
-            previous = groups.get(key)
-            groups[key] = (stage, (previous[1] if previous else 0) + stage.repeat)
+        """Heterogeneous composition: the stages' parts, equal ones merged."""
         out = _Lowered()
-        for stage, times in groups.values():
-            part = self.repeated(self.lower(stage.mechanism), times)
-            out.gaussian_mu_squared += part.gaussian_mu_squared
-            out.plds.extend(part.plds)
+        for stage in block.compose:
+            out.add(self.lower(stage.mechanism), stage.repeat)
         return out
 
     # -- single releases ---------------------------------------------------

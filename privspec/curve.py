@@ -14,6 +14,7 @@ Appendix F: the envelope of min(f, f⁻¹), never the max).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -30,12 +31,16 @@ class LossPMF:
 
     ``grid`` = (h, i₀) when ``losses[i]`` = (i₀ + i)·h, as for every PMF dp-accounting
     makes: two directions on the same grid let the hull skip a merge of their slopes.
+    ``relative_error`` r is set by ``composition.compose``: each probability may be off
+    by a factor within 1 ± r, and the breakpoints are widened by it towards the attacker.
     """
 
     losses: FloatArray
     probs: FloatArray
     infinity_mass: float
     grid: tuple[float, int] | None = None
+    relative_error: float = 0.0  # every probability is within this factor of the truth
+    certified: bool = True  # False: composed by dp-accounting's FFTs, tails not bounded
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class DirectionalPoints:
 
     ``tpr`` = 1 − β from tail sums, ``beta`` from head sums.  Segment j → j + 1 adds
     the mass at ``losses[j]`` and has slope −e^{losses[j]}; a loss without mass gives
-    a segment of length 0.  ``grid`` = (h, k) when ``losses[j]`` = (k − j)·h.
+    a segment of length 0.  ``grid`` = (h, k, ρ) when ``losses[j]`` = (k − j)·h + ρ.
     """
 
     alpha: FloatArray
@@ -52,7 +57,7 @@ class DirectionalPoints:
     tpr: FloatArray
     losses: FloatArray  # descending
     excess_mass: float  # how much more than 1 the pessimistic PMF holds
-    grid: tuple[float, int] | None
+    grid: tuple[float, int, float] | None
 
     @property
     def slopes(self) -> FloatArray:
@@ -170,13 +175,27 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     else:
         widen = np.arange(n + 1, dtype=np.float64)
     widen *= 2 * _UNIT_ROUNDOFF
+    # A composed PMF's probabilities are each within 1 ± r of the truth: TPR and the head
+    # sums behind β may be r too large or small, α r too small.  Scaling TPR by 1 + r and
+    # α by 1 − r keeps the chain convex, with slopes −e^{y + ρ}, ρ = log((1 + r)/(1 − r)):
+    # the losses move up by ρ.
+    r = pmf.relative_error
+    if r:  # β = 1 − p∞ − (tail sum), so its error is that of the tail sum
+        beta -= r * (tpr - pmf.infinity_mass)
+        np.clip(beta, 0.0, 1.0, out=beta)
+        np.minimum.accumulate(beta, out=beta)  # rounding must not make β rise again
     widen += 1.0
-    tpr *= widen  # 1 + 2ju
+    tpr *= widen + r  # 1 + 2ju (+ r)
     np.minimum(tpr, 1.0, out=tpr)
+    tpr[0] = pmf.infinity_mass  # t = +∞: the mass at +∞ alone, exactly
     np.subtract(2.0, widen, out=widen)
-    alpha *= widen  # 1 − 2ju
+    alpha *= widen - r  # 1 − 2ju (− r)
+    np.maximum(alpha, 0.0, out=alpha)
     np.maximum.accumulate(alpha, out=alpha)
-    grid = None if pmf.grid is None else (pmf.grid[0], pmf.grid[1] + stop - 1)
+    shift = math.log1p(r) - math.log1p(-r) if r else 0.0
+    if shift:
+        losses = losses + shift
+    grid = None if pmf.grid is None else (pmf.grid[0], pmf.grid[1] + stop - 1, shift)
     return DirectionalPoints(alpha=alpha, beta=beta, tpr=tpr, losses=losses,
                              excess_mass=max(0.0, excess), grid=grid)
 
@@ -205,7 +224,8 @@ def _mark_support(chain: DirectionalPoints, rival: DirectionalPoints,
     mine = s * chain.alpha[:-1]
     mine += chain.tpr[:-1]  # = with vertex i + 1 (a tie)
     n, last = s.size, rival.losses.size
-    if chain.grid is None or rival.grid is None or chain.grid[0] != rival.grid[0]:
+    if (chain.grid is None or rival.grid is None or chain.grid[0] != rival.grid[0]
+            or chain.grid[2] != rival.grid[2]):
         k = _count_below(s, rival.slopes)
         theirs = rival.tpr[k] + s * rival.alpha[k]
         won = mine >= theirs
@@ -293,8 +313,14 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     is its mirror image.  Slopes are never recomputed from differences: where a tiny
     mass vanishes in a TPR sum, the difference would read 0 instead of −e^y.
     """
-    directions = tuple(points_from_pmf(p) for p in pmfs)
+    # One widening for both directions keeps their losses on one grid (``_mark_support``).
+    widest = max(p.relative_error for p in pmfs)
+    directions = tuple(points_from_pmf(dataclasses.replace(p, relative_error=widest))
+                       for p in pmfs)
     a, b, t = hull_of_chains(directions)  # α ascending, one vertex per α
+    # β of vertices from two chains, each widened by its own tail sums, may disagree by
+    # an ulp where it is near 1: keep β non-increasing (lowering it, pessimistically).
+    b = np.minimum.accumulate(b)
     support = (a, b, t)
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
     past = b <= a

@@ -7,6 +7,7 @@ most the threshold, Tier II otherwise (then the table is the guarantee).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -20,7 +21,7 @@ import numpy as np
 from privspec import __version__
 from privspec import formatting as fmt
 from privspec.accounting import Accounted, StageAccount, account
-from privspec.curve import TradeoffCurve, curve_from_pld, epsilons_for_deltas
+from privspec.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
 from privspec.describe import summarize_mechanism
 from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
 from privspec.report import (
@@ -112,9 +113,9 @@ def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
 
 def _stage_mu(stage: StageAccount, floor: float) -> float | None:
     """μ of one top-level stage on its own (None when it has no finite μ)."""
-    if stage.pld is None:
+    if stage.pmfs is None:
         return stage.exact_mu
-    mu = mu_from_curve(curve_from_pld(stage.pld), floor)
+    mu = mu_from_curve(curve_from_pmfs(stage.pmfs), floor)
     return mu if math.isfinite(mu) else None
 
 
@@ -135,8 +136,12 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     model, path = _as_spec(spec)
     options, accounting = model.report, model.accounting
     accounted = account(model)
-    curve = curve_from_pld(accounted.pld)
+    curve = curve_from_pmfs(accounted.pmfs)
     numbers = summarize(curve, accounting.floor)
+    relative_error = max(pmf.relative_error for pmf in accounted.pmfs)
+    if numbers.regret is not None and numbers.regret < relative_error:
+        # The curve is known to within this; a smaller regret is not resolved.
+        numbers = dataclasses.replace(numbers, regret=relative_error)
     finite = math.isfinite(numbers.mu)
     mu = numbers.mu if finite else None
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
@@ -172,6 +177,12 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             "which rounds every privacy loss up to a multiple of h: μ is safe but can be "
             "several times too large. Setting accounting.discretization to μ/100 or below "
             "(the smallest allowed is 10⁻⁶) tightens it.")))
+    if not all(pmf.certified for pmf in accounted.pmfs):
+        warnings.append(Caveat(code="accounting/uncertified-composition", message=(
+            "Part of this mechanism has privacy losses spaced far apart on the "
+            "discretization grid (discrete noise), a comb that privspec's tilted "
+            "composition does not resolve; it was composed with dp-accounting's FFT "
+            "composition, whose smallest probabilities carry no stated error bound.")))
     if 0 < curve.infinity_mass <= accounting.floor:
         warnings.append(Caveat(code="accounting/floor", message=(
             f"The accountant's truncated tails leave a probability of at most {delta_inf} of "
@@ -221,12 +232,14 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         curve=[CurvePoint(alpha=float(a), beta=float(b))
                for a, b in zip(sample, curve.beta_at(sample), strict=True)],
         accounting=Accounting(
-            method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions, "
-                    "connect-the-dots, pessimistic estimate"),
+            method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
+                    "(connect-the-dots, pessimistic), composed by tilted FFTs with relative "
+                    "error bounds"),
             discretization=accounting.discretization,
             floor=accounting.floor,
             tail_mass_truncation=accounted.truncation,
-            breakpoints=int(curve.alpha.size),
+            relative_error=(relative_error if all(pmf.certified for pmf in accounted.pmfs)
+                            else None),
             versions=versions,
         ),
         warnings=warnings,

@@ -193,9 +193,27 @@ def _probability_up(value: float, style: Style) -> str:
     return format_number(value, "up", style)
 
 
+def fmt_error_bound(value: float | None, style: Style = "unicode") -> str:
+    """An error bound as the power of ten at or above it (``10⁻⁷``): its digits are not
+    the point, and a power of ten does not move with the last bits of the bound."""
+    if value is None:
+        return "not bounded (see the caveats)"
+    if value <= 0:
+        return "0"
+    return format_number(10.0 ** math.ceil(math.log10(value)), "up", style)
+
+
+#: Regrets below this are not resolved by the computation; they print as "< 10⁻⁹".
+REGRET_RESOLUTION = 1e-9
+
+
 def fmt_regret(value: float, style: Style = "unicode") -> str:
-    """Regret of the μ-GDP summary, rounded up."""
-    return format_number(_required(value, "regret"), "up", style)
+    """Regret of the μ-GDP summary, rounded up; below ``REGRET_RESOLUTION`` a bound."""
+    value = _required(value, "regret")
+    if value < REGRET_RESOLUTION:
+        bound = format_number(REGRET_RESOLUTION, "up", style)
+        return f"$<$ {bound}" if style == "latex" else f"< {bound}"
+    return format_number(value, "up", style)
 
 
 def fmt_beta(value: float, style: Style = "unicode", tpr: float | None = None) -> str:
@@ -398,6 +416,7 @@ def filters(style: Style) -> dict[str, Callable[..., object]]:
         "delta": bind(fmt_delta),
         "advantage": bind(fmt_advantage),
         "regret": bind(fmt_regret),
+        "error_bound": bind(fmt_error_bound),
         "beta": lambda beta, tpr=None: fmt_beta(beta, style, tpr),
         "tpr": lambda tpr, beta=None: fmt_tpr(tpr, beta, style),
         "given": bind(fmt_given),

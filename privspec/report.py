@@ -50,7 +50,10 @@ class Accounting(_Frozen):
     floor: float = Field(description="Numerical floor τ under which μ holds (MATH.md §2).")
     tail_mass_truncation: float = Field(
         description="Tail mass dp-accounting may truncate per composition (moved to +∞, pessimistically).")
-    breakpoints: int = Field(description="Breakpoints of the computed trade-off curve.")
+    relative_error: float | None = Field(
+        description="Bound on the relative error of every composed probability, added "
+                    "towards the attacker; None where dp-accounting's FFT composition was "
+                    "used instead (no bound).")
     versions: dict[str, str] = Field(description="Versions of privspec and the numerical stack.")
 
 

@@ -35,9 +35,9 @@ def _row(alpha: float, *, beta: float, tpr: float, beta_gdp: float | None = None
                        is_alpha_star=star)
 
 
-def _accounting(breakpoints: int) -> Accounting:
+def _accounting(relative_error: float) -> Accounting:
     return Accounting(method=_METHOD, discretization=1e-4, floor=1e-12,
-                      tail_mass_truncation=1e-15, breakpoints=breakpoints,
+                      tail_mass_truncation=1e-15, relative_error=relative_error,
                       versions=dict(_VERSIONS))
 
 
@@ -90,7 +90,7 @@ def dpsgd_tier1() -> Report:
         published=PublishedComparison(epsilon=8.0, delta=1e-5, epsilon_privspec=7.4271,
                                       source="De et al. 2022, Table 14 (RDP accountant)"),
         curve=_curve(rows),
-        accounting=_accounting(48213),
+        accounting=_accounting(1.6e-8),
         warnings=[],
         spec_sha256="3f1c9b0e5a7d2c4b8e6f1a3d5c7b9e0f2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2f",
         spec_path="examples/cifar10-dpsgd-eps8.privspec.yaml",
@@ -138,7 +138,7 @@ def laplace_tier2() -> Report:
                   EpsilonAtDelta(delta=1e-9, epsilon=1.0)],
         pure_epsilon=1.0,
         curve=_curve(rows),
-        accounting=_accounting(20001),
+        accounting=_accounting(0.0),
         warnings=[Caveat(code="report/gdp-poor-fit",
                           message="regret 0.037 exceeds 0.01: μ alone overstates the risk; "
                           "report the trade-off table (Tier II)")],
@@ -184,7 +184,7 @@ def approximate_dp_no_mu() -> Report:
                   EpsilonAtDelta(delta=1e-9, epsilon=None)],
         pure_epsilon=None,
         curve=_curve(rows),
-        accounting=_accounting(5),
+        accounting=_accounting(0.0),
         warnings=[Caveat(code="report/no-finite-mu",
                           message="no finite μ: the mechanism has probability 10⁻⁶ of an "
                           "infinite privacy loss"),

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from accountant_reference import accountant_pld
 
-from privspec.accounting import PLD, pld_from_spec
+from privspec.accounting import PLD, pmfs_from_spec
 from privspec.curve import (
     TradeoffCurve,
-    curve_from_pld,
     curve_from_pmfs,
     delta_from_curve,
     pmfs_from_pld,
@@ -39,18 +39,21 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.privspec.yaml"))
 
 #: Relative slack allowed where the curve is *below* the accountant (asymmetric PLDs, ε ≈ 0).
 BELOW_RELATIVE = 1e-6
-#: Relative slack allowed where the curve is *above* the accountant.
-ABOVE_RELATIVE = 1e-12
+#: Relative slack allowed where the curve is *above* the accountant: privspec composes
+#: its own way (tilted FFTs) and widens every tail sum by its relative error bound.
+ABOVE_RELATIVE = 1e-6
 #: Rounding, absolute: the curve's δ is TPR − e^ε·α, a difference of O(1) numbers when ε
 #: sits just below a loss of large mass (randomized response at ε → ln 3 gives 3e-17).
 ROUNDING = 1e-15
+#: The reference composition's own FFT noise in the tail (absolute).
+ACCOUNTANT_NOISE = 1e-12
 
 
 @functools.cache
 def evaluated(path: Path) -> tuple[Spec, PLD, TradeoffCurve, float]:
     spec = load_spec(path)
-    pld = pld_from_spec(spec)
-    curve = curve_from_pld(pld)
+    pld = accountant_pld(spec)
+    curve = curve_from_pmfs(pmfs_from_spec(spec))
     return spec, pld, curve, mu_from_curve(curve, spec.accounting.floor)
 
 
@@ -73,7 +76,12 @@ def noise_floor(pld: PLD) -> float:
     The accountant sums them; the curve drops them (pessimistically).  The difference of
     the two δ's is at most this.
     """
-    return float(sum(-p.probs[p.probs < 0].sum() for p in pmfs_from_pld(pld))) + ROUNDING
+    # dp-accounting's self_compose raises an FFT to the T-th power: its values carry an
+    # absolute error of order T·u relative to the peak (MATH.md §2, "Composition noise"),
+    # so far in the tail the reference is itself noisy; 10⁻¹² (the default floor τ)
+    # bounds it for the examples.
+    return (float(sum(-p.probs[p.probs < 0].sum() for p in pmfs_from_pld(pld)))
+            + ROUNDING + ACCOUNTANT_NOISE)
 
 
 def directional_deltas(pld: PLD, epsilon: float) -> list[float]:
@@ -215,8 +223,8 @@ def test_prv_accountant_brackets_our_delta(sigma: float, q: float, steps: int) -
         "mechanism": {"dpsgd": {"noise_multiplier": sigma, "sampling_rate": q,
                                 "steps": steps}},
     })
-    pld = pld_from_spec(spec)
-    curve = curve_from_pld(pld)
+    pld = accountant_pld(spec)
+    curve = curve_from_pmfs(pmfs_from_spec(spec))
     mu = mu_from_curve(curve, spec.accounting.floor)
     prv = PRVAccountant(
         prvs=[PoissonSubsampledGaussianMechanism(sampling_probability=q, noise_multiplier=sigma)],

@@ -16,8 +16,8 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from scipy.stats import norm
 
 import privspec
-from privspec.accounting import pld_from_spec
-from privspec.curve import curve_from_pld
+from privspec.accounting import pmfs_from_spec
+from privspec.curve import curve_from_pld, curve_from_pmfs
 from privspec.gdp import mu_from_curve
 from privspec.report import Report
 from privspec.spec import Spec
@@ -59,7 +59,7 @@ def test_the_whole_dataset_is_the_plain_mechanism() -> None:
 
 def test_one_step_is_c_p_of_the_gaussian() -> None:
     z, p = 1.0, 0.05
-    curve = curve_from_pld(pld_from_spec(spec(wor(z, 5, 100))))
+    curve = curve_from_pmfs(pmfs_from_spec(spec(wor(z, 5, 100))))
     mu0 = 2 / z
     # C_p(G_μ0) by brute force: min(f_p, f_p⁻¹) on a fine grid, then its lower hull.
     alpha = np.concatenate((np.logspace(-14, -1, 4000), np.linspace(0.1, 1, 4000)))

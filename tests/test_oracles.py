@@ -15,8 +15,8 @@ import pytest
 from scipy.special import ndtri
 
 import privspec
-from privspec.accounting import pld_from_spec
-from privspec.curve import curve_from_pld
+from privspec.accounting import pmfs_from_spec
+from privspec.curve import curve_from_pmfs
 from privspec.spec import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +139,7 @@ def test_pure_dp_mu_curve_and_regret(kind: str, epsilon: float) -> None:
     report = privspec.evaluate(spec)
     assert report.gdp.mu == pytest.approx(pure_dp_mu(epsilon), abs=1e-9)
     assert report.pure_epsilon == pytest.approx(epsilon, abs=1e-9)
-    curve = curve_from_pld(pld_from_spec(spec))
+    curve = curve_from_pmfs(pmfs_from_spec(spec))
     np.testing.assert_allclose(curve.beta_at(ALPHAS), pure_dp_curve(ALPHAS, epsilon),
                                rtol=0, atol=1e-12)
     # The curve has the three-segment shape: (0,1), corner, (1,0).
@@ -173,7 +173,7 @@ def test_laplace_b1_curve_mu_and_regret() -> None:
     assert report.gdp.mu == pytest.approx(1.0301, abs=1e-3)
     assert report.gdp.regret == pytest.approx(0.0370, abs=1e-3)
     assert report.gdp.tier == 2
-    curve = curve_from_pld(pld_from_spec(spec))
+    curve = curve_from_pmfs(pmfs_from_spec(spec))
     exact = laplace_curve(ALPHAS, 1.0)
     got = curve.beta_at(ALPHAS)
     # Pessimistic discretization: at most a hair below the exact curve, never above it.

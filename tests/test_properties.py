@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privspec
-from privspec.accounting import pld_from_spec
-from privspec.curve import LossPMF, TradeoffCurve, curve_from_pld, curve_from_pmfs
+from privspec.accounting import pmfs_from_spec
+from privspec.curve import LossPMF, TradeoffCurve, curve_from_pmfs
 from privspec.gdp import mu_from_curve, regret
 from privspec.report import Report
 from privspec.spec import Spec
@@ -35,7 +35,7 @@ def make_spec(mechanism: dict[str, Any], relation: str = "add-or-remove",
 
 def mu_of(mechanism: dict[str, Any]) -> float:
     spec = make_spec(mechanism)
-    return mu_from_curve(curve_from_pld(pld_from_spec(spec)), spec.accounting.floor)
+    return mu_from_curve(curve_from_pmfs(pmfs_from_spec(spec)), spec.accounting.floor)
 
 
 def dpsgd(sigma: float, q: float, steps: int) -> dict[str, Any]:
@@ -99,14 +99,14 @@ def assert_convex(x: np.ndarray, y: np.ndarray) -> None:
 @FAST
 @given(mechanisms)
 def test_curves_are_valid_tradeoff_functions(mechanism: dict[str, Any]) -> None:
-    curve = curve_from_pld(pld_from_spec(make_spec(mechanism)))
+    curve = curve_from_pmfs(pmfs_from_spec(make_spec(mechanism)))
     assert_valid_curve(curve)
 
 
 @FAST
 @given(mechanisms)
 def test_regret_is_non_negative(mechanism: dict[str, Any]) -> None:
-    curve = curve_from_pld(pld_from_spec(make_spec(mechanism)))
+    curve = curve_from_pmfs(pmfs_from_spec(make_spec(mechanism)))
     mu = mu_from_curve(curve, 1e-12)
     if math.isfinite(mu):
         assert regret(curve, mu) >= 0.0
@@ -254,5 +254,5 @@ def privspec_curve(path: Path) -> TradeoffCurve:
     if path not in _CURVES:
         from privspec.loader import load_spec
 
-        _CURVES[path] = curve_from_pld(pld_from_spec(load_spec(path)))
+        _CURVES[path] = curve_from_pmfs(pmfs_from_spec(load_spec(path)))
     return _CURVES[path]

@@ -1,0 +1,472 @@
+"""Stage 2b: compose privacy-loss PMFs so that small probabilities stay accurate.
+
+dp-accounting composes by raising an FFT to the T-th power; the result's absolute error
+is of order T·u relative to its peak (u = 2⁻⁵³), so the δ(ε) values near the floor τ that
+decide μ are noise for long runs, and the noise moves with the CPU's vector units and
+with how a run is split (MATH.md §2, "Composition noise").
+
+Here each direction is composed by **exponential tilting** (the idea behind the
+saddle-point accountant of Alghamdi, Asoodeh, Calmon, Gomez, Kosut & Sankar, ICML 2023):
+for a real θ, p_θ(y) = p(y)e^{θy}/M(θ), and since tilting commutes with convolution,
+
+    p^{*T}(y) = M(θ)^T · e^{−θy} · p_θ^{*T}(y).
+
+With θ chosen so that the tilted composition has its bulk near y, the FFT computes
+p_θ^{*T}(y) with a small *relative* error.  A few θ cover every loss from 0 (or the
+lower tail) up to the loss whose upper tail is below the truncation budget; each loss
+takes the estimate of the θ with the smallest error bound.  The bound per θ is stated
+(``_fft_error``: forward and inverse FFT rounding, the power, and the tilted mass that
+wraps around the FFT's circle, bounded by Chernoff), and the composed PMF carries the
+largest relative bound over all losses, ``relative_error``, which the curve adds on the
+attacker's side (``curve.points_from_pmf``).  Mass above the covered range (at most the
+truncation budget, by Chernoff) is moved to +∞; mass below it is left out of the head
+sums only, which makes β smaller (pessimistic).
+
+The input PMFs (dp-accounting's pessimistic connect-the-dots PMFs of single releases)
+are taken as exact; equal factors are merged by the caller, so a run written as one
+stage, as phases or with ``repeat`` is the same computation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+
+import numpy as np
+import scipy.fft
+from dp_accounting.pld import pld_pmf
+from dp_accounting.pld import privacy_loss_distribution as pld_module
+from scipy.ndimage import maximum_filter1d
+
+from privspec.curve import FloatArray, LossPMF, pmfs_from_pld
+
+_U = 2.0**-53
+#: Rounding per FFT stage, in units of u times the transform's ℓ1 input norm.
+_FFT_STAGE_ERROR = 6.0
+#: Relative error aimed at for every composed probability.
+TARGET_RELATIVE_ERROR = 1e-7
+#: Beyond this relative error a composition is refused rather than reported.
+MAX_RELATIVE_ERROR = 1e-3
+#: Compositions whose (lattice-compressed) support is at most this wide are convolved
+#: directly: sums of non-negative products, relatively accurate everywhere.
+DIRECT_WIDTH = 4096
+
+
+class CompositionError(ValueError):
+    """The composition cannot be computed to the accuracy privspec reports."""
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One release's PMF (one direction): masses on grid indices ``lowest + i`` of step h,
+    plus a mass at +∞."""
+
+    lowest: int
+    probs: FloatArray
+    infinity_mass: float
+    _compact: tuple[int, int, FloatArray] | None = field(default=None, compare=False, repr=False)
+
+    @staticmethod
+    def from_pmf(pmf: LossPMF) -> Factor:
+        """The factor of a dp-accounting direction (``curve.pmfs_from_pld``)."""
+        if pmf.grid is None:
+            raise ValueError("a factor must lie on a discretization grid")
+        return Factor(pmf.grid[1], np.maximum(pmf.probs, 0.0), pmf.infinity_mass)
+
+    def support(self) -> tuple[int, int, int]:
+        """(first, last, gcd of the gaps) of the grid indices with positive mass."""
+        where = np.flatnonzero(self.probs > 0)
+        if not where.size:
+            return self.lowest, self.lowest, 0
+        gaps = np.diff(where)
+        step = int(reduce(math.gcd, np.unique(gaps).tolist(), 0)) if gaps.size else 0
+        return self.lowest + int(where[0]), self.lowest + int(where[-1]), step
+
+
+@dataclass
+class _Part:
+    """A factor on the composition's lattice: entry m is grid index g·(a + m) + ρ."""
+
+    a: int
+    rho: int
+    probs: FloatArray
+    count: int
+    exponents: FloatArray = field(init=False)  # log p (−∞ where p = 0)
+    offsets: FloatArray = field(init=False)    # m, as floats
+
+    def __post_init__(self) -> None:
+        with np.errstate(divide="ignore"):
+            self.exponents = np.log(self.probs)
+        self.offsets = np.arange(self.probs.size, dtype=np.float64)
+
+
+def _solve(fn: Callable[[float], float], start: float) -> float:
+    """A root of the increasing function ``fn``, searching outwards from ``start`` (≠ 0)
+    and from 0, then by the Illinois variant of regula falsi."""
+    a, b = 0.0, start
+    fa, fb = fn(a), fn(b)
+    while fa * fb > 0:
+        if abs(b) > 1e6:
+            return b
+        if (fb > 0) == (b > a):  # the root is on a's side: step the other way
+            a, b, fa, fb = b, a, fb, fa
+        a, fa = b, fb
+        b = 2 * b if b else start
+        fb = fn(b)
+    side = 0
+    for _ in range(200):
+        c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
+        fc = fn(c)
+        if fc == 0 or abs(b - a) <= 1e-10 * max(abs(a), abs(b)):
+            return c
+        if fc * fb < 0:
+            a, fa = b, fb
+            side = 0
+        else:
+            if side == -1:
+                fa *= 0.5
+            side = -1
+        b, fb = c, fc
+        if abs(fb) < 1e-9:
+            return b
+    return b
+
+
+class _Lattice:
+    """The composition on its lattice J = g·K + R, with its cumulant generating function
+    K(θ) = Σ cᵢ log Σ pᵢ(y) e^{θy} in the lattice's own units (θ per lattice step)."""
+
+    def __init__(self, parts: Sequence[_Part], g: int, r: int) -> None:
+        self.parts, self.g, self.r = list(parts), g, r
+        self.base = sum(p.count * p.a for p in parts)  # K of every part's first entry
+        self.width = sum(p.count * (p.probs.size - 1) for p in parts)
+        self.steps = sum(p.count for p in parts)
+        self._cache: dict[float, tuple[float, float, float]] = {}
+        self._positive = [(p.exponents[p.probs > 0], p.offsets[p.probs > 0]) for p in parts]
+
+    def cgf(self, theta: float) -> tuple[float, float, float]:
+        """K(θ), K'(θ), K''(θ) of the composed offset M = K − base (θ per lattice step)."""
+        if theta in self._cache:
+            return self._cache[theta]
+        k0 = k1 = k2 = 0.0
+        for p, (exponents, offsets) in zip(self.parts, self._positive, strict=True):
+            z = exponents + theta * offsets
+            top = float(z.max())
+            w = np.exp(z - top)
+            s = float(w.sum())
+            mean = float(w @ offsets) / s
+            var = float(w @ (offsets - mean) ** 2) / s
+            k0 += p.count * (top + math.log(s))
+            k1 += p.count * mean
+            k2 += p.count * var
+        self._cache[theta] = (k0, k1, k2)
+        return k0, k1, k2
+
+    def tail_edge(self, log_mass: float, upper: bool, theta: float = 0.0) -> tuple[float, float]:
+        """(offset x, log bound): the θ-tilted composition has at most e^{log bound} ≤
+        e^{log_mass} of its mass above x (``upper``) or below it, by Chernoff:
+        Pr_θ[M ≥ x] ≤ e^{K(θ+λ) − K(θ) − λx} at x = K'(θ + λ), λ > 0 (λ < 0 below).
+        x is the support's end, with bound −∞, when even that end keeps more."""
+        sign = 1.0 if upper else -1.0
+        end = float(self.width) if upper else 0.0
+        k_theta = self.cgf(theta)[0]
+
+        def bound(step: float) -> float:
+            k0, k1, _ = self.cgf(theta + step)
+            return k0 - k_theta - step * k1
+
+        spread = math.sqrt(max(self.cgf(theta)[2], 1.0))
+        # bound(λ) falls as |λ| grows; solve bound = log_mass in the variable |λ|.
+        step = _solve(lambda t: log_mass - bound(sign * t), 1.0 / spread)
+        x = self.cgf(theta + sign * step)[1]
+        if abs(x - end) <= 0.5 or bound(sign * step) > log_mass + 1e-6:
+            return end, -math.inf
+        return x, min(log_mass, bound(sign * step))
+
+
+def _fft_length(n: int) -> int:
+    return int(scipy.fft.next_fast_len(max(n, 16), real=True))
+
+
+def _wrapped(values: FloatArray, start: int, length: int) -> FloatArray:
+    """``values`` placed at positions start, start + 1, … modulo ``length``."""
+    out = np.zeros(length)
+    shift = start % length
+    first = min(values.size, length - shift)
+    out[shift:shift + first] += values[:first]
+    rest = values[first:]
+    for begin in range(0, rest.size, length):
+        chunk = rest[begin:begin + length]
+        out[:chunk.size] += chunk
+    return out
+
+
+def _tilted_estimate(lattice: _Lattice, theta: float, window: tuple[int, int],
+                     wrapped_mass: float) -> tuple[FloatArray, FloatArray, float]:
+    """One FFT of length L for the tilt θ, read over the offsets [w0, w0 + L).
+
+    Returns log p^{*}(offset) (−∞ where the value is within its error bound: then 0 is
+    the estimate), the log of each value's absolute error bound, and the tilted error
+    bound relative to the tilted peak.  The bound adds, per
+    spectral coefficient, the forward FFT's rounding (``_FFT_STAGE_ERROR``·u per stage,
+    for an input of ℓ1 norm 1) raised through the power cᵢ, the power's own rounding,
+    then the inverse FFT's rounding and the tilted mass outside the window, which wraps
+    into it (Chernoff: Pr_θ[M ≥ x] ≤ e^{K(θ+λ) − K(θ) − λx}).
+    """
+    w0, length = window
+    stage_error = _FFT_STAGE_ERROR * _U * (math.log2(length) + 2)
+    spectra, origin, log_scale = [], 0, 0.0
+    for part in lattice.parts:
+        z = part.exponents + theta * part.offsets
+        top = float(z.max())
+        w = np.exp(z - top)
+        s = float(w.sum())
+        w /= s
+        log_scale += part.count * (top + math.log(s))
+        centre = round(float(w @ part.offsets))
+        origin += part.count * centre
+        spectra.append(scipy.fft.rfft(_wrapped(w, -centre, length)))
+    # Only coefficients whose bound Π (|Ŵᵢ| + eᵢ)^{cᵢ} does not underflow contribute.
+    log_bound = sum(part.count * np.log(np.minimum(np.abs(spectrum) + stage_error, 1.0))
+                    for part, spectrum in zip(lattice.parts, spectra, strict=True))
+    keep = np.flatnonzero(log_bound > -745.0)
+    log_bound = log_bound[keep]
+    log_product = np.zeros(keep.size, dtype=np.complex128)
+    first_order = np.zeros(keep.size)  # relative error of the product, to first order
+    for part, spectrum in zip(lattice.parts, spectra, strict=True):
+        kept = spectrum[keep]
+        magnitude = np.abs(kept)
+        with np.errstate(divide="ignore"):
+            logs = np.log(kept)  # log|Ŵ| + i·arg Ŵ
+        phase = np.fmod(part.count * logs.imag, 2 * math.pi)
+        log_product += part.count * logs.real + 1j * phase
+        upper = np.minimum(magnitude + stage_error, 1.0)
+        first_order += part.count * (stage_error / (magnitude + stage_error)
+                                     + 4 * _U * (2 + np.abs(np.log(upper)) + np.abs(logs.imag)))
+    product = np.zeros(length // 2 + 1, dtype=np.complex128)
+    product[keep] = np.exp(log_product)
+    tilted = scipy.fft.irfft(product, length)
+    weights = np.where((keep == 0) | (2 * keep == length), 1.0, 2.0)
+    bound = np.exp(log_bound) * weights
+    error = (float(bound @ np.minimum(first_order, 2.0)) + stage_error * float(bound.sum())) / length
+    error += wrapped_mass  # the tilted mass outside the window wraps into it
+    offsets = np.arange(w0, w0 + length)
+    values = tilted[(offsets - origin) % length]
+    tilt = log_scale - theta * offsets  # log p = tilt + log(tilted value)
+    with np.errstate(divide="ignore"):
+        # Where the value is within its error bound, all that is known is p ≤ 2·bound.
+        log_estimate = np.where(values > error, np.log(np.maximum(values, 1e-300)), -np.inf)
+    resolved = values > error
+    log_error = math.log(error) + tilt + np.where(resolved, 0.0, math.log(2.0))
+    return log_estimate + tilt, log_error, error / max(float(values.max()), 1e-300)
+
+
+def _direct(lattice: _Lattice) -> tuple[FloatArray, float]:
+    """The composition by direct convolution (repeated squaring): sums of non-negative
+    products, each within (terms)·u of its exact value."""
+    result = np.ones(1)
+    terms = 1
+    for part in lattice.parts:
+        power, base, count = np.ones(1), part.probs, part.count
+        while count:
+            if count & 1:
+                power = np.convolve(power, base)
+            count >>= 1
+            if count:
+                base = np.convolve(base, base)
+        result = np.convolve(result, power)
+        terms = max(terms, result.size)
+    return result, 4 * _U * terms * (lattice.steps + 1)
+
+
+def compose(factors: Sequence[tuple[Factor, int]], discretization: float,
+            truncation: float, target: float = TARGET_RELATIVE_ERROR) -> LossPMF:
+    """The PMF of the sum of ``count`` independent copies of each factor (one direction).
+
+    ``truncation`` bounds the upper-tail mass moved to +∞.  The result's
+    ``relative_error`` bounds the relative error of every probability it holds.
+    """
+    factors = [(f, c) for f, c in factors if c > 0]
+    if not factors:
+        raise ValueError("nothing to compose")
+    log_finite = sum(c * math.log1p(-min(f.infinity_mass, 1.0 - 1e-300)) for f, c in factors)
+    infinity_mass = -math.expm1(log_finite)
+    h = discretization
+    if len(factors) == 1 and factors[0][1] == 1:
+        f = factors[0][0]
+        return LossPMF((np.arange(f.probs.size) + f.lowest) * h, f.probs, infinity_mass,
+                       (h, f.lowest))
+    supports = [f.support() for f, _ in factors]
+    # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
+    g = reduce(math.gcd, [s[2] for s in supports], 0)
+    g = g or 1
+    parts = []
+    for (f, c), (first, last, _) in zip(factors, supports, strict=True):
+        a, rho = divmod(first, g)
+        probs = f.probs[first - f.lowest:last - f.lowest + 1:g]
+        parts.append(_Part(a, rho, np.ascontiguousarray(probs), c))
+    r = sum(p.count * p.rho for p in parts)
+    lattice = _Lattice(parts, g, r)
+
+    comb = any(np.count_nonzero(p.probs) < 0.5 * p.probs.size for p in parts)
+    if comb and lattice.width + 1 > DIRECT_WIDTH:
+        # Widely spaced losses (discrete noise at a fine h): the composition is a comb
+        # whose gaps no tilt resolves.
+        return _accountant_compose(factors, h, truncation, infinity_mass)
+    if lattice.width + 1 > DIRECT_WIDTH:
+        try:
+            probs, relative, start, moved = _tilted(lattice, h, truncation, target)
+        except CompositionError:
+            return _accountant_compose(factors, h, truncation, infinity_mass)
+    else:
+        probs, relative = _direct(lattice)
+        start = 0
+        moved = 0.0
+    if relative > MAX_RELATIVE_ERROR:
+        return _accountant_compose(factors, h, truncation, infinity_mass)
+    index0 = g * (lattice.base + start) + r  # grid index of probs[0]
+    losses = (index0 + g * np.arange(probs.size)) * h
+    grid = (g * h, index0 // g) if index0 % g == 0 else None
+    return LossPMF(losses, probs, min(1.0, infinity_mass + moved), grid, relative_error=relative)
+
+
+def _accountant_compose(factors: Sequence[tuple[Factor, int]], h: float, truncation: float,
+                        infinity_mass: float) -> LossPMF:
+    """dp-accounting's own FFT composition, for PMFs whose tilted composition is not
+    resolved (combs of widely spaced losses, as discrete noise gives at fine h).  Its
+    tail values carry no relative error bound: ``certified`` is False and the report
+    says so."""
+    result = None
+    for factor, count in factors:
+        pmf = pld_pmf.DensePLDPmf(h, factor.lowest, factor.probs, factor.infinity_mass, True)
+        if count > 1:
+            pmf = pmf.self_compose(count, tail_mass_truncation=truncation)
+        result = pmf if result is None else result.compose(pmf, tail_mass_truncation=truncation)
+    (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(result))
+    return dataclasses.replace(composed, certified=False)
+
+
+def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
+            ) -> tuple[FloatArray, float, int, float]:
+    """Tilted-FFT composition over the offsets that matter: (probabilities from offset
+    ``start`` on, their relative error bound, ``start``, mass moved to +∞).
+
+    Covered: from loss 0 (or the lower tail, if lower) to the loss above which at most
+    ``truncation`` remains.  Tilts are placed from the bottom up, each with its mean
+    ``reach`` standard deviations above the first offset not yet within ``target``.
+    """
+    zero = -(lattice.g * lattice.base + lattice.r) / lattice.g  # the offset of loss 0
+    top, log_moved = lattice.tail_edge(math.log(truncation / 2), upper=True)
+    bottom, _ = lattice.tail_edge(math.log(truncation), upper=False)
+    hi = min(lattice.width, math.ceil(top))
+    lo = max(0, min(math.floor(bottom), math.floor(zero), hi))
+    moved = math.exp(log_moved) if hi < lattice.width else 0.0
+    n = hi - lo + 1
+    best_error = np.full(n, np.inf)  # log of each probability's absolute error bound
+    best_log = np.full(n, -np.inf)
+    noise = _FFT_STAGE_ERROR * _U * 20 * (lattice.steps + 2)  # error / peak, refined below
+    goal = max(target, 100 * noise)
+    need, aim = lo, 0.8  # aim: how many reachable standard deviations below a tilt's mean
+    for _ in range(60):
+        reach = aim * math.sqrt(2 * math.log(goal / noise))
+        theta = _theta_for_lower_edge(lattice, need, reach)
+        var = lattice.cgf(theta)[2]
+        # The window: all but a wrap-around mass far below the FFT's own error.
+        alias = math.log(noise / (100 * math.sqrt(max(var, 1.0))))
+        right, above = lattice.tail_edge(alias, upper=True, theta=theta)
+        left, below = lattice.tail_edge(alias, upper=False, theta=theta)
+        w0 = max(0, math.floor(left))
+        length = _fft_length(min(lattice.width, math.ceil(right)) - w0 + 1)
+        wrapped = math.exp(above) + math.exp(below)
+        log_estimate, log_error, seen = _tilted_estimate(lattice, theta, (w0, length), wrapped)
+        noise = max(noise, seen)
+        goal = max(target, 100 * noise)
+        a, b = max(w0, lo), min(w0 + length - 1, hi)
+        if a <= b:
+            mine, theirs = slice(a - w0, b - w0 + 1), slice(a - lo, b - lo + 1)
+            better = log_error[mine] < best_error[theirs]
+            best_error[theirs] = np.where(better, log_error[mine], best_error[theirs])
+            best_log[theirs] = np.where(better, log_estimate[mine], best_log[theirs])
+        # The next offset not covered yet, or resolved but not to the goal (where a value
+        # is within its bound, as between the teeth of a comb, the sums decide below).
+        rest = slice(need - lo, n)
+        material = best_log[rest] >= maximum_filter1d(best_log[rest], 4097) - 14.0
+        open_ = np.flatnonzero(np.isinf(best_error[rest])
+                               | (material & np.isfinite(best_log[rest])
+                                  & (best_error[rest] > best_log[rest] + math.log(goal))))
+        if not open_.size:
+            break
+        if open_[0] == 0:  # no progress: aim closer to ``need``, then settle for less
+            aim *= 0.6
+            if aim < 0.2:
+                goal, aim = 10 * goal, 0.8
+                if goal > MAX_RELATIVE_ERROR:
+                    raise CompositionError("the composition's rounding error is too large")
+        else:
+            aim = 0.8
+        need += int(open_[0])
+    else:  # pragma: no cover - each pass advances
+        raise CompositionError("the composition needs too many tilts")
+    if not np.all(np.isfinite(best_error)):
+        raise CompositionError("part of the composition is outside every tilt's window")
+    with np.errstate(under="ignore"):
+        probs = np.exp(best_log)
+        errors = np.exp(best_error)
+    # Above the highest resolved probability only error bounds remain: that mass, at
+    # most their sum, goes to +∞ (pessimistic).
+    last = int(np.flatnonzero(probs > 0)[-1]) if np.any(probs > 0) else -1
+    moved += float(errors[last + 1:].sum())
+    # So do the highest probabilities, barely resolved, while the mass moved stays
+    # within the truncation budget.
+    upper = np.cumsum((probs[:last + 1] + errors[:last + 1])[::-1])
+    spare = int(np.searchsorted(upper, truncation - moved, side="right")) if moved < truncation else 0
+    if spare:
+        moved += float(upper[spare - 1])
+        last -= spare
+    probs, errors = probs[:last + 1], errors[:last + 1]
+    zero = -(lattice.g * lattice.base + lattice.r) / lattice.g  # offset of loss 0
+    losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
+    return probs, _sum_relative_error(probs, errors, losses), lo, moved
+
+
+def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:
+    """The largest relative error of the sums the curve is made of: the tail sums
+    Σ_{y>t} p and Σ_{y>t} e^{−y}p for t ≥ 0 (TPR and α), and the whole mass (β),
+    given each probability's absolute error bound."""
+    worst = float(errors.sum() / max(float(probs.sum()), 1e-300))
+    top = losses >= 0
+    if top.any():
+        p, e, y = probs[top][::-1], errors[top][::-1], losses[top][::-1]
+        weight = np.exp(-y)
+        for mass, err in ((np.cumsum(p), np.cumsum(e)), (np.cumsum(weight * p), np.cumsum(weight * e))):
+            useful = mass > 0
+            if useful.any():
+                worst = max(worst, float(np.max(err[useful] / mass[useful])))
+    return worst
+
+
+def _theta_for_lower_edge(lattice: _Lattice, offset: int, reach: float) -> float:
+    """θ whose tilted composition puts ``offset`` ``reach`` standard deviations below its
+    mean (or its mean at ``offset`` when the spread there is tiny)."""
+    lo, hi = -1.0, 1.0
+
+    def edge(theta: float) -> float:
+        _, mean, var = lattice.cgf(theta)
+        return mean - reach * math.sqrt(var)
+
+    while edge(lo) > offset and lo > -1e6:
+        lo *= 2
+    while edge(hi) < offset and hi < 1e6:
+        hi *= 2
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if edge(mid) < offset:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10 * max(1.0, abs(mid)):
+            break
+    return 0.5 * (lo + hi)
