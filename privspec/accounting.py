@@ -1,14 +1,16 @@
-"""Stage 2: lower a validated mechanism tree to one dp-accounting PLD.
+"""Stage 2: lower a validated mechanism tree to its releases and compose them.
 
-Every block becomes a pessimistic, connect-the-dots privacy-loss distribution on
-one shared discretization interval (MATH.md §6).  Exact algebra is used where it
-is exact: plain (unsampled) Gaussian releases merge into a single Gaussian with
-μ² = Σ (Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), and identical parts compose by
-``self_compose`` instead of one by one.
+Every single release becomes dp-accounting's pessimistic, connect-the-dots
+privacy-loss distribution on one shared discretization interval (MATH.md §6); the
+releases, each with how often it runs, are composed once by ``composition.compose``.
+Exact algebra is used where it is exact: plain (unsampled) Gaussian releases merge into
+a single Gaussian with μ² = Σ (Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), and equal releases
+are merged by their PMFs, so repeats and phases are counts, not compositions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -20,7 +22,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
-from privspec.composition import Factor, compose
+from privspec.composition import compose
 from privspec.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.gaussian_pld import gaussian_pld
 
@@ -46,12 +48,6 @@ def accountable_rate(rate: float) -> float:
     return 1.0 if rate > 1.0 - RATE_ONE_TOLERANCE else rate
 
 
-def _key(block: object) -> str:
-    """A release's identity: its kind and its validated fields."""
-    dump = block.model_dump_json() if hasattr(block, "model_dump_json") else repr(block)
-    return f"{type(block).__name__}:{dump}"
-
-
 def tail_mass_truncation(spec: s.Spec) -> float:
     """Per-composition truncation, small enough that all of them together stay a tenth
     of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
@@ -65,24 +61,40 @@ def tail_mass_truncation(spec: s.Spec) -> float:
 
 
 #: One release's PMFs (one if symmetric, else remove and add) and how often it runs.
-Part: TypeAlias = tuple[tuple[LossPMF, ...], int]
+Release: TypeAlias = tuple[tuple[LossPMF, ...], int]
+
+
+def _fingerprint(pmfs: tuple[LossPMF, ...]) -> str:
+    """Equal PMFs, equal fingerprint: releases are merged by what they are, whichever
+    kind of spec wrote them (a DP-SGD step and a Poisson-sampled Gaussian alike)."""
+    digest = hashlib.sha256()
+    for pmf in pmfs:
+        digest.update(repr((pmf.grid, pmf.infinity_mass, pmf.probs.size)).encode())
+        digest.update(np.ascontiguousarray(pmf.probs).tobytes())
+    return digest.hexdigest()
 
 
 @dataclass
 class _Lowered:
     """A partly composed mechanism: Gaussian μ² kept exact, every other release as its
-    PMFs with a count.  Equal releases share a key, so however a run is written (one
-    stage, phases, ``repeat``) it becomes the same parts and the same computation."""
+    PMFs with a count.  Equal releases are merged, so however a run is written (one
+    stage, phases, ``repeat``) it becomes the same releases and the same computation."""
 
     gaussian_mu_squared: float = 0.0
-    parts: dict[str, Part] = field(default_factory=dict)
+    releases: dict[str, Release] = field(default_factory=dict)
 
     def add(self, other: _Lowered, times: int = 1) -> None:
         """Compose ``times`` copies of ``other`` into this one."""
         self.gaussian_mu_squared += times * other.gaussian_mu_squared
-        for key, (pmfs, count) in other.parts.items():
-            previous = self.parts.get(key, (pmfs, 0))[1]
-            self.parts[key] = (pmfs, previous + times * count)
+        for key, (pmfs, count) in other.releases.items():
+            previous = self.releases.get(key, (pmfs, 0))[1]
+            self.releases[key] = (pmfs, previous + times * count)
+
+    def repeated(self, times: int) -> _Lowered:
+        """``times`` runs of this: μ² and counts scale exactly."""
+        out = _Lowered()
+        out.add(self, times)
+        return out
 
 
 @dataclass(frozen=True)
@@ -120,20 +132,19 @@ def account(spec: s.Spec) -> Accounted:
     if not isinstance(block, s.ComposeNode):
         return Accounted(pmfs=lowering.finish(lowering.lower(spec.mechanism)), stages=(),
                          truncation=lowering.truncation)
-    # Identical stages (same mechanism, same repeat) are lowered once and share their
-    # StageAccount.
+    # Identical stages (same mechanism, same repeat) share their StageAccount; a single
+    # stage needs none (the report names what each of several stages adds).
     keys = [f"{stage.repeat}:{stage.mechanism.model_dump_json()}" for stage in block.compose]
     accounts: dict[str, StageAccount] = {}
     total = _Lowered()
     for key, stage in zip(keys, block.compose, strict=True):
-        part = _Lowered()
-        part.add(lowering.lower(stage.mechanism), stage.repeat)
+        part = lowering.lower(stage.mechanism).repeated(stage.repeat)
         total.add(part)
-        if key in accounts:
-            continue
-        accounts[key] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
-                         if not part.parts else StageAccount(None, lowering.finish(part)))
-    return Accounted(pmfs=lowering.finish(total), stages=tuple(accounts[key] for key in keys),
+        if key not in accounts and len(keys) > 1:
+            accounts[key] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+                             if not part.releases else StageAccount(None, lowering.finish(part)))
+    return Accounted(pmfs=lowering.finish(total),
+                     stages=tuple(accounts[key] for key in keys) if accounts else (),
                      truncation=lowering.truncation)
 
 
@@ -145,58 +156,67 @@ class _Lowering:
         self.replace_one = relation == "replace-one"
         self.h = discretization
         self.truncation = truncation
+        self._lowered: dict[str, _Lowered] = {}  # equal mechanisms are lowered once
 
     # -- composition -------------------------------------------------------
 
-    def finish(self, lowered: _Lowered) -> tuple[LossPMF, ...]:
-        """Compose the parts of ``lowered``: one PMF per direction (``composition``)."""
-        parts = list(lowered.parts.values())
+    def releases(self, lowered: _Lowered) -> list[Release]:
+        """Every release of ``lowered`` with its count, the exact Gaussian part as one
+        Gaussian release (σ = 1/μ)."""
+        releases = list(lowered.releases.values())
         if lowered.gaussian_mu_squared > 0:
             gaussian = gaussian_pld(1.0 / math.sqrt(lowered.gaussian_mu_squared),
                                     discretization=self.h)
-            parts.insert(0, (pmfs_from_pld(gaussian), 1))
-        if not parts:
+            releases.insert(0, (pmfs_from_pld(gaussian), 1))
+        if not releases:
             raise ValueError("a mechanism with no parts")
-        directions = max(len(pmfs) for pmfs, _ in parts)
+        return releases
+
+    def finish(self, lowered: _Lowered) -> tuple[LossPMF, ...]:
+        """Compose the releases of ``lowered``: one PMF per direction, a symmetric
+        release's one PMF serving both (``composition.compose``)."""
+        releases = self.releases(lowered)
+        directions = max(len(pmfs) for pmfs, _ in releases)
         return tuple(
-            compose([(Factor.from_pmf(pmfs[min(d, len(pmfs) - 1)]), count)
-                     for pmfs, count in parts], self.h, self.truncation)
+            compose([(pmfs[min(d, len(pmfs) - 1)], count) for pmfs, count in releases],
+                    self.h, self.truncation)
             for d in range(directions))
 
-    def repeated(self, lowered: _Lowered, times: int) -> _Lowered:
-        """``times`` runs of ``lowered``: μ² and counts scale exactly."""
-        out = _Lowered()
-        out.add(lowered, times)
-        return out
-
-    def _release(self, key: str, pld: PLD) -> _Lowered:
-        """One release given by a dp-accounting PLD, under a key naming what it is."""
-        return _Lowered(parts={key: (pmfs_from_pld(pld), 1)})
+    @staticmethod
+    def _release(pld: PLD) -> _Lowered:
+        """One release given by a dp-accounting PLD."""
+        pmfs = pmfs_from_pld(pld)
+        return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
     def lower(self, node: s._Node) -> _Lowered:
+        """The releases of ``node`` (equal mechanisms are lowered once)."""
+        key = node.model_dump_json()
+        if key not in self._lowered:
+            self._lowered[key] = self._lower(node)
+        return self._lowered[key]
+
+    def _lower(self, node: s._Node) -> _Lowered:
         block = node.block
         if isinstance(block, s.ComposeNode):
             return self._compose(block)
         if isinstance(block, s.Repeat):
-            return self.repeated(self.lower(block.mechanism), block.times())
+            return self.lower(block.mechanism).repeated(block.times())
         if isinstance(block, s.DPSGD):
             rate = accountable_rate(block.rate())
             step = (_Lowered(gaussian_mu_squared=self._multiplier_mu(block.noise_multiplier) ** 2)
                     if rate == 1.0  # every record in every step: plain Gaussian releases
-                    else self._release(f"poisson-gaussian:{block.noise_multiplier!r}:{rate!r}",
-                                       self._poisson_gaussian(block.noise_multiplier, rate)))
-            return self.repeated(step, block.times())
+                    else self._release(self._poisson_gaussian(block.noise_multiplier, rate)))
+            return step.repeated(block.times())
         if isinstance(block, (s.PoissonSampled, s.FixedSizeSampled)):
             rate = accountable_rate(block.rate())
             if rate == 1.0:  # the whole dataset: the release itself, exact algebra included
                 return self.lower(block.mechanism)
-            inner = block.mechanism.block
             if isinstance(block, s.PoissonSampled):
-                return self._release(f"poisson:{rate!r}:{_key(inner)}", self._additive(inner, rate))
-            return self._release(f"fixed-size:{rate!r}:{_key(inner)}", self._fixed_size(inner, rate))
+                return self._release(self._additive(block.mechanism.block, rate))
+            return self._release(self._fixed_size(block.mechanism.block, rate))
         if isinstance(block, s.Gaussian):
             return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
-        return self._release(_key(block), self._single(block))
+        return self._release(self._single(block))
 
     def _compose(self, block: s.ComposeNode) -> _Lowered:
         """Heterogeneous composition: the stages' parts, equal ones merged."""

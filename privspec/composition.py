@@ -15,15 +15,18 @@ With θ chosen so that the tilted composition has its bulk near y, the FFT compu
 p_θ^{*T}(y) with a small *relative* error.  A few θ cover every loss from 0 (or the
 lower tail) up to the loss whose upper tail is below the truncation budget; each loss
 takes the estimate of the θ with the smallest error bound.  The bound per θ is stated
-(``_fft_error``: forward and inverse FFT rounding, the power, and the tilted mass that
-wraps around the FFT's circle, bounded by Chernoff), and the composed PMF carries the
-largest relative bound over all losses, ``relative_error``, which the curve adds on the
-attacker's side (``curve.points_from_pmf``).  Mass above the covered range (at most the
-truncation budget, by Chernoff) is moved to +∞; mass below it is left out of the head
-sums only, which makes β smaller (pessimistic).
+(``_tilted_estimate``: forward and inverse FFT rounding, the power, and the tilted mass
+that wraps around the FFT's circle, bounded by Chernoff).  From each probability's
+absolute bound follows the largest relative error of the sums the curve is made of
+(``_sum_relative_error``), the composed PMF's ``relative_error``, which the curve adds on
+the attacker's side (``curve.points_from_pmf``).  Mass above the covered range (at most
+the truncation budget, by Chernoff) is moved to +∞; mass below it is left out of the head
+sums only, which makes β smaller (pessimistic).  Narrow compositions are convolved
+directly; combs of widely spaced losses (discrete noise at a fine h), which no tilt
+resolves, go to dp-accounting's composition and are marked ``certified=False``.
 
 The input PMFs (dp-accounting's pessimistic connect-the-dots PMFs of single releases)
-are taken as exact; equal factors are merged by the caller, so a run written as one
+are taken as exact; equal releases are merged by the caller, so a run written as one
 stage, as phases or with ``repeat`` is the same computation.
 """
 
@@ -34,6 +37,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
+from typing import Any
 
 import numpy as np
 import scipy.fft
@@ -48,7 +52,7 @@ _U = 2.0**-53
 _FFT_STAGE_ERROR = 6.0
 #: Relative error aimed at for every composed probability.
 TARGET_RELATIVE_ERROR = 1e-7
-#: Beyond this relative error a composition is refused rather than reported.
+#: Beyond this relative error the tilted composition gives way to dp-accounting's.
 MAX_RELATIVE_ERROR = 1e-3
 #: Compositions whose (lattice-compressed) support is at most this wide are convolved
 #: directly: sums of non-negative products, relatively accurate everywhere.
@@ -56,34 +60,30 @@ DIRECT_WIDTH = 4096
 
 
 class CompositionError(ValueError):
-    """The composition cannot be computed to the accuracy privspec reports."""
+    """The tilted composition cannot reach the accuracy privspec reports."""
 
 
-@dataclass(frozen=True)
-class Factor:
-    """One release's PMF (one direction): masses on grid indices ``lowest + i`` of step h,
-    plus a mass at +∞."""
+def _support(pmf: LossPMF) -> tuple[int, int, int]:
+    """(first, last, gcd of the gaps) of the grid indices with positive mass."""
+    if pmf.grid is None:
+        raise ValueError("a composed PMF must lie on a discretization grid")
+    lowest = pmf.grid[1]
+    where = np.flatnonzero(pmf.probs > 0)
+    if not where.size:
+        return lowest, lowest, 0
+    gaps = np.diff(where)
+    step = int(reduce(math.gcd, np.unique(gaps).tolist(), 0)) if gaps.size else 0
+    return lowest + int(where[0]), lowest + int(where[-1]), step
 
-    lowest: int
-    probs: FloatArray
-    infinity_mass: float
-    _compact: tuple[int, int, FloatArray] | None = field(default=None, compare=False, repr=False)
 
-    @staticmethod
-    def from_pmf(pmf: LossPMF) -> Factor:
-        """The factor of a dp-accounting direction (``curve.pmfs_from_pld``)."""
-        if pmf.grid is None:
-            raise ValueError("a factor must lie on a discretization grid")
-        return Factor(pmf.grid[1], np.maximum(pmf.probs, 0.0), pmf.infinity_mass)
-
-    def support(self) -> tuple[int, int, int]:
-        """(first, last, gcd of the gaps) of the grid indices with positive mass."""
-        where = np.flatnonzero(self.probs > 0)
-        if not where.size:
-            return self.lowest, self.lowest, 0
-        gaps = np.diff(where)
-        step = int(reduce(math.gcd, np.unique(gaps).tolist(), 0)) if gaps.size else 0
-        return self.lowest + int(where[0]), self.lowest + int(where[-1]), step
+def _tilt(exponents: FloatArray, offsets: FloatArray, theta: float) -> tuple[FloatArray, float]:
+    """p_θ = p·e^{θm}/M(θ) from log p, normalised, and log M(θ)."""
+    z = exponents + theta * offsets
+    top = float(z.max())
+    w = np.exp(z - top)
+    total = float(w.sum())
+    w /= total
+    return w, top + math.log(total)
 
 
 @dataclass
@@ -103,35 +103,31 @@ class _Part:
         self.offsets = np.arange(self.probs.size, dtype=np.float64)
 
 
-def _solve(fn: Callable[[float], float], start: float) -> float:
-    """A root of the increasing function ``fn``, searching outwards from ``start`` (≠ 0)
-    and from 0, then by the Illinois variant of regula falsi."""
-    a, b = 0.0, start
-    fa, fb = fn(a), fn(b)
-    while fa * fb > 0:
+def _solve(fn: Callable[[float], float], scale: float) -> float:
+    """A root of the increasing function ``fn``: a bracket by doubling steps from 0
+    (the first of size ``scale`` > 0) towards the sign change, then the Illinois
+    variant of regula falsi."""
+    a, fa = 0.0, fn(0.0)
+    if fa == 0:
+        return a
+    b = scale if fa < 0 else -scale
+    fb = fn(b)
+    while (fb < 0) == (fa < 0):
         if abs(b) > 1e6:
             return b
-        if (fb > 0) == (b > a):  # the root is on a's side: step the other way
-            a, b, fa, fb = b, a, fb, fa
         a, fa = b, fb
-        b = 2 * b if b else start
+        b *= 2
         fb = fn(b)
-    side = 0
     for _ in range(200):
-        c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
+        c = b - fb * (b - a) / (fb - fa)
         fc = fn(c)
-        if fc == 0 or abs(b - a) <= 1e-10 * max(abs(a), abs(b)):
+        if fc == 0 or abs(b - a) <= 1e-10 * max(abs(a), abs(b)) or abs(fc) < 1e-9:
             return c
-        if fc * fb < 0:
+        if (fc < 0) != (fb < 0):
             a, fa = b, fb
-            side = 0
-        else:
-            if side == -1:
-                fa *= 0.5
-            side = -1
+        else:  # ``a`` is kept again: halve its weight (Illinois)
+            fa *= 0.5
         b, fb = c, fc
-        if abs(fb) < 1e-9:
-            return b
     return b
 
 
@@ -153,13 +149,10 @@ class _Lattice:
             return self._cache[theta]
         k0 = k1 = k2 = 0.0
         for p, (exponents, offsets) in zip(self.parts, self._positive, strict=True):
-            z = exponents + theta * offsets
-            top = float(z.max())
-            w = np.exp(z - top)
-            s = float(w.sum())
-            mean = float(w @ offsets) / s
-            var = float(w @ (offsets - mean) ** 2) / s
-            k0 += p.count * (top + math.log(s))
+            w, log_mass = _tilt(exponents, offsets, theta)
+            mean = float(w @ offsets)
+            var = float(w @ (offsets - mean) ** 2)
+            k0 += p.count * log_mass
             k1 += p.count * mean
             k2 += p.count * var
         self._cache[theta] = (k0, k1, k2)
@@ -220,12 +213,8 @@ def _tilted_estimate(lattice: _Lattice, theta: float, window: tuple[int, int],
     stage_error = _FFT_STAGE_ERROR * _U * (math.log2(length) + 2)
     spectra, origin, log_scale = [], 0, 0.0
     for part in lattice.parts:
-        z = part.exponents + theta * part.offsets
-        top = float(z.max())
-        w = np.exp(z - top)
-        s = float(w.sum())
-        w /= s
-        log_scale += part.count * (top + math.log(s))
+        w, log_mass = _tilt(part.exponents, part.offsets, theta)
+        log_scale += part.count * log_mass
         centre = round(float(w @ part.offsets))
         origin += part.count * centre
         spectra.append(scipy.fft.rfft(_wrapped(w, -centre, length)))
@@ -282,31 +271,30 @@ def _direct(lattice: _Lattice) -> tuple[FloatArray, float]:
     return result, 4 * _U * terms * (lattice.steps + 1)
 
 
-def compose(factors: Sequence[tuple[Factor, int]], discretization: float,
+def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
             truncation: float, target: float = TARGET_RELATIVE_ERROR) -> LossPMF:
-    """The PMF of the sum of ``count`` independent copies of each factor (one direction).
+    """The PMF of the sum of ``count`` independent copies of each PMF (one direction),
+    all on the grid of step ``discretization`` (negative FFT leftovers count as 0).
 
     ``truncation`` bounds the upper-tail mass moved to +∞.  The result's
-    ``relative_error`` bounds the relative error of every probability it holds.
+    ``relative_error`` bounds the relative error of the sums the curve is made of.
     """
     factors = [(f, c) for f, c in factors if c > 0]
     if not factors:
         raise ValueError("nothing to compose")
+    if len(factors) == 1 and factors[0][1] == 1:
+        return factors[0][0]
     log_finite = sum(c * math.log1p(-min(f.infinity_mass, 1.0 - 1e-300)) for f, c in factors)
     infinity_mass = -math.expm1(log_finite)
     h = discretization
-    if len(factors) == 1 and factors[0][1] == 1:
-        f = factors[0][0]
-        return LossPMF((np.arange(f.probs.size) + f.lowest) * h, f.probs, infinity_mass,
-                       (h, f.lowest))
-    supports = [f.support() for f, _ in factors]
+    supports = [_support(f) for f, _ in factors]
     # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
-    g = reduce(math.gcd, [s[2] for s in supports], 0)
-    g = g or 1
+    g = reduce(math.gcd, [s[2] for s in supports], 0) or 1
     parts = []
     for (f, c), (first, last, _) in zip(factors, supports, strict=True):
         a, rho = divmod(first, g)
-        probs = f.probs[first - f.lowest:last - f.lowest + 1:g]
+        skip = first - f.grid[1] if f.grid else 0
+        probs = np.maximum(f.probs[skip:skip + last - first + 1:g], 0.0)
         parts.append(_Part(a, rho, np.ascontiguousarray(probs), c))
     r = sum(p.count * p.rho for p in parts)
     lattice = _Lattice(parts, g, r)
@@ -315,37 +303,48 @@ def compose(factors: Sequence[tuple[Factor, int]], discretization: float,
     if comb and lattice.width + 1 > DIRECT_WIDTH:
         # Widely spaced losses (discrete noise at a fine h): the composition is a comb
         # whose gaps no tilt resolves.
-        return _accountant_compose(factors, h, truncation, infinity_mass)
+        return _accountant_compose(factors, h, truncation)
     if lattice.width + 1 > DIRECT_WIDTH:
         try:
             probs, relative, start, moved = _tilted(lattice, h, truncation, target)
         except CompositionError:
-            return _accountant_compose(factors, h, truncation, infinity_mass)
+            return _accountant_compose(factors, h, truncation)
     else:
         probs, relative = _direct(lattice)
         start = 0
         moved = 0.0
     if relative > MAX_RELATIVE_ERROR:
-        return _accountant_compose(factors, h, truncation, infinity_mass)
+        return _accountant_compose(factors, h, truncation)
     index0 = g * (lattice.base + start) + r  # grid index of probs[0]
     losses = (index0 + g * np.arange(probs.size)) * h
     grid = (g * h, index0 // g) if index0 % g == 0 else None
     return LossPMF(losses, probs, min(1.0, infinity_mass + moved), grid, relative_error=relative)
 
 
-def _accountant_compose(factors: Sequence[tuple[Factor, int]], h: float, truncation: float,
-                        infinity_mass: float) -> LossPMF:
-    """dp-accounting's own FFT composition, for PMFs whose tilted composition is not
-    resolved (combs of widely spaced losses, as discrete noise gives at fine h).  Its
-    tail values carry no relative error bound: ``certified`` is False and the report
-    says so."""
-    result = None
+def accountant_compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
+                       truncation: float) -> Any:
+    """dp-accounting's own FFT composition of the same PMFs (its ``DensePLDPmf``):
+    ``self_compose`` for each count, then ``compose``."""
+    result: Any = None
     for factor, count in factors:
-        pmf = pld_pmf.DensePLDPmf(h, factor.lowest, factor.probs, factor.infinity_mass, True)
+        if factor.grid is None:
+            raise ValueError("a composed PMF must lie on a discretization grid")
+        pmf = pld_pmf.DensePLDPmf(discretization, factor.grid[1], factor.probs,
+                                  factor.infinity_mass, True)
         if count > 1:
             pmf = pmf.self_compose(count, tail_mass_truncation=truncation)
         result = pmf if result is None else result.compose(pmf, tail_mass_truncation=truncation)
-    (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(result))
+    return result
+
+
+def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
+                        truncation: float) -> LossPMF:
+    """``accountant_compose`` as a LossPMF, for PMFs whose tilted composition is not
+    resolved (combs of widely spaced losses, as discrete noise gives at fine h).  Its
+    tail values carry no relative error bound: ``certified`` is False and the report
+    says so."""
+    pmf = accountant_compose(factors, h, truncation)
+    (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(pmf))
     return dataclasses.replace(composed, certified=False)
 
 
@@ -427,7 +426,6 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
         moved += float(upper[spare - 1])
         last -= spare
     probs, errors = probs[:last + 1], errors[:last + 1]
-    zero = -(lattice.g * lattice.base + lattice.r) / lattice.g  # offset of loss 0
     losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
     return probs, _sum_relative_error(probs, errors, losses), lo, moved
 
@@ -451,22 +449,8 @@ def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArra
 def _theta_for_lower_edge(lattice: _Lattice, offset: int, reach: float) -> float:
     """θ whose tilted composition puts ``offset`` ``reach`` standard deviations below its
     mean (or its mean at ``offset`` when the spread there is tiny)."""
-    lo, hi = -1.0, 1.0
-
     def edge(theta: float) -> float:
         _, mean, var = lattice.cgf(theta)
-        return mean - reach * math.sqrt(var)
+        return mean - reach * math.sqrt(var) - offset
 
-    while edge(lo) > offset and lo > -1e6:
-        lo *= 2
-    while edge(hi) < offset and hi < 1e6:
-        hi *= 2
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if edge(mid) < offset:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-10 * max(1.0, abs(mid)):
-            break
-    return 0.5 * (lo + hi)
+    return _solve(edge, 1.0 / math.sqrt(max(lattice.cgf(0.0)[2], 1.0)))

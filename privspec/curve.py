@@ -86,6 +86,8 @@ class TradeoffCurve:
     infinity_mass: float
     points: tuple[DirectionalPoints, ...]
     support: tuple[FloatArray, FloatArray, FloatArray]  # (α, β, TPR) of the hull up to min α + β
+    relative_error: float = 0.0  # the composition's bound, already widened into the curve
+    certified: bool = True  # False when part of it was composed without a stated bound
 
     def beta_at(self, alpha: FloatArray | float) -> FloatArray:
         """f(α) by linear interpolation between vertices (exact for this curve)."""
@@ -363,6 +365,8 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
         infinity_mass=float(max(p.infinity_mass for p in pmfs)),
         points=directions,
         support=support,
+        relative_error=widest,
+        certified=all(p.certified for p in pmfs),
     )
 
 

@@ -7,7 +7,6 @@ most the threshold, Tier II otherwise (then the table is the guarantee).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -138,10 +137,6 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     accounted = account(model)
     curve = curve_from_pmfs(accounted.pmfs)
     numbers = summarize(curve, accounting.floor)
-    relative_error = max(pmf.relative_error for pmf in accounted.pmfs)
-    if numbers.regret is not None and numbers.regret < relative_error:
-        # The curve is known to within this; a smaller regret is not resolved.
-        numbers = dataclasses.replace(numbers, regret=relative_error)
     finite = math.isfinite(numbers.mu)
     mu = numbers.mu if finite else None
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
@@ -177,7 +172,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             "which rounds every privacy loss up to a multiple of h: μ is safe but can be "
             "several times too large. Setting accounting.discretization to μ/100 or below "
             "(the smallest allowed is 10⁻⁶) tightens it.")))
-    if not all(pmf.certified for pmf in accounted.pmfs):
+    if not curve.certified:
         warnings.append(Caveat(code="accounting/uncertified-composition", message=(
             "Part of this mechanism has privacy losses spaced far apart on the "
             "discretization grid (discrete noise), a comb that privspec's tilted "
@@ -238,8 +233,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             discretization=accounting.discretization,
             floor=accounting.floor,
             tail_mass_truncation=accounted.truncation,
-            relative_error=(relative_error if all(pmf.certified for pmf in accounted.pmfs)
-                            else None),
+            relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
         warnings=warnings,

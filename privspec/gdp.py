@@ -218,14 +218,15 @@ def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
 
     η is the larger of the curve's δ(0) and the accountant's Σ_{y>0}(1 − e^{−y})p + p∞ per
     direction (the same tail sums): the symmetric curve can be slightly tighter near ε = 0
-    (MATH.md §5), and the report keeps the pessimistic one.
+    (MATH.md §5), and the report keeps the pessimistic one.  The curve is known to within
+    its composition's relative error, so a regret below that is reported as that.
     """
     mu = mu_from_curve(curve, floor)
     accountant = max(float(c.tpr[-1] - c.alpha[-1]) for c in curve.points)
     advantage = max(float(np.max(curve.tpr - curve.alpha)), accountant)
     return GaussianSummary(
         mu=mu,
-        regret=regret(curve, mu) if math.isfinite(mu) else None,
+        regret=max(regret(curve, mu), curve.relative_error) if math.isfinite(mu) else None,
         advantage=max(0.0, advantage),
         alpha_star=curve.alpha_star,
     )
