@@ -180,7 +180,8 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             "composition, whose smallest probabilities carry no stated error bound.")))
     if 0 < curve.infinity_mass <= accounting.floor:
         warnings.append(Caveat(code="accounting/floor", message=(
-            f"The accountant's truncated tails leave a probability of at most {delta_inf} of "
+            "The accountant's truncated tails leave a probability of at most "
+            f"{fmt.fmt_error_bound(curve.infinity_mass)} of "
             f"unbounded loss; μ holds up to the additive floor τ = {floor} in the trade-off "
             "curve.")))
 
