@@ -20,6 +20,17 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from dp_accounting.pld import privacy_loss_mechanism as plm
 
 
+def _portable(function: np.ufunc, values: Any) -> Any:
+    """``function`` (exp, expm1, log1p) evaluated in long double and rounded to double.
+
+    numpy's double-precision exp and log have vector implementations chosen by the CPU
+    (AVX-512, AVX2 + FMA, baseline) that differ in the last bit; composing thousands of
+    steps amplifies such differences in a step's PMF into the fourth digit of a report.
+    The long-double loops have one implementation everywhere, and are at least as
+    accurate as the library's scalar ``math`` calls."""
+    return np.asarray(function(np.asarray(values, dtype=np.longdouble)), dtype=np.float64)
+
+
 class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
     """dp-accounting's (subsampled) Gaussian privacy loss, with ``get_delta_for_epsilon``
     vectorised for the add and remove adjacencies."""
@@ -50,14 +61,15 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
             edge = -math.log(1 - q) if add else math.log(1 - q)
             inverse = epsilons < split if add else epsilons > split
             if not add:
-                deltas[~inverse] = -np.expm1(epsilons[~inverse])
+                deltas[~inverse] = -_portable(np.expm1, epsilons[~inverse])
             inverted = epsilons[inverse]
             at_edge = np.abs(inverted - edge) <= 1e-9 * np.maximum(np.abs(inverted), abs(edge))
             b = -inverted if add else inverted
             a, c = 1 / q, 1 - 1 / q
             with np.errstate(divide="ignore", invalid="ignore"):
-                d = b + np.log(a)
-                moved = np.where(b == 0, np.log(a + c), d + np.log1p(-np.exp(np.log(-c) - d)))
+                d = b + math.log(a)
+                moved = np.where(b == 0, math.log(a + c),
+                                 d + _portable(np.log1p, -_portable(np.exp, math.log(-c) - d)))
             moved[at_edge] = -math.inf  # e^{±ε} = 1 − q: no loss left to subsample
             base_loss = np.empty_like(epsilons)
             base_loss[inverse] = -moved if add else moved
@@ -65,7 +77,7 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
         if add:
             x = self.sensitivity + x
         deltas[inverse] = (self.mu_upper_cdf(x)
-                           - np.exp(epsilons[inverse] + self.mu_lower_log_cdf(x)))
+                           - _portable(np.exp, epsilons[inverse] + self.mu_lower_log_cdf(x)))
         if not np.all(np.isfinite(deltas)):
             # Past what double precision resolves (q within ~1e-12 of 1) the library's
             # scalar loop raises; never let a NaN through: do exactly what it does.
