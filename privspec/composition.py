@@ -43,7 +43,6 @@ import numpy as np
 import scipy.fft
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
-from scipy.ndimage import maximum_filter1d
 
 from privspec.curve import FloatArray, LossPMF, pmfs_from_pld
 
@@ -158,6 +157,16 @@ class _Lattice:
         self._cache[theta] = (k0, k1, k2)
         return k0, k1, k2
 
+    def log_mass_above(self, x: float) -> float:
+        """log of a Chernoff bound on Pr[M ≥ x]: K(θ) − θx at K'(θ) = x (0 below the mean)."""
+        if x > self.width:
+            return -math.inf
+        if x <= self.cgf(0.0)[1]:
+            return 0.0
+        theta = _solve(lambda t: self.cgf(t)[1] - x, 1.0 / math.sqrt(max(self.cgf(0.0)[2], 1.0)))
+        k0, k1, _ = self.cgf(theta)
+        return min(0.0, k0 - theta * k1)
+
     def tail_edge(self, log_mass: float, upper: bool, theta: float = 0.0) -> tuple[float, float]:
         """(offset x, log bound): the θ-tilted composition has at most e^{log bound} ≤
         e^{log_mass} of its mass above x (``upper``) or below it, by Chernoff:
@@ -197,9 +206,10 @@ def _wrapped(values: FloatArray, start: int, length: int) -> FloatArray:
     return out
 
 
-def _tilted_estimate(lattice: _Lattice, theta: float, window: tuple[int, int],
-                     wrapped_mass: float) -> tuple[FloatArray, FloatArray, float]:
-    """One FFT of length L for the tilt θ, read over the offsets [w0, w0 + L).
+def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass: float,
+                     span: tuple[int, int]) -> tuple[FloatArray, FloatArray, float]:
+    """One FFT of length L for the tilt θ, read over the offsets ``span`` = [a, b]
+    (within the L offsets whose mass does not wrap around: ``wrapped_mass`` is the rest).
 
     Returns log p^{*}(offset) (−∞ where the value is within its error bound: then 0 is
     the estimate), the log of each value's absolute error bound, and the tilted error
@@ -209,7 +219,6 @@ def _tilted_estimate(lattice: _Lattice, theta: float, window: tuple[int, int],
     then the inverse FFT's rounding and the tilted mass outside the window, which wraps
     into it (Chernoff: Pr_θ[M ≥ x] ≤ e^{K(θ+λ) − K(θ) − λx}).
     """
-    w0, length = window
     stage_error = _FFT_STAGE_ERROR * _U * (math.log2(length) + 2)
     spectra, origin, log_scale = [], 0, 0.0
     for part in lattice.parts:
@@ -242,15 +251,17 @@ def _tilted_estimate(lattice: _Lattice, theta: float, window: tuple[int, int],
     bound = np.exp(log_bound) * weights
     error = (float(bound @ np.minimum(first_order, 2.0)) + stage_error * float(bound.sum())) / length
     error += wrapped_mass  # the tilted mass outside the window wraps into it
-    offsets = np.arange(w0, w0 + length)
-    values = tilted[(offsets - origin) % length]
+    a, b = span
+    offsets = np.arange(a, b + 1)
+    values = np.roll(tilted, origin - a)[:offsets.size]  # offset m sits at (m − origin) mod L
     tilt = log_scale - theta * offsets  # log p = tilt + log(tilted value)
-    with np.errstate(divide="ignore"):
-        # Where the value is within its error bound, all that is known is p ≤ 2·bound.
-        log_estimate = np.where(values > error, np.log(np.maximum(values, 1e-300)), -np.inf)
     resolved = values > error
-    log_error = math.log(error) + tilt + np.where(resolved, 0.0, math.log(2.0))
-    return log_estimate + tilt, log_error, error / max(float(values.max()), 1e-300)
+    # Where the value is within its error bound, all that is known is p ≤ 2·bound.
+    log_estimate = np.full(offsets.size, -np.inf)
+    log_estimate[resolved] = np.log(values[resolved]) + tilt[resolved]
+    log_error = tilt + math.log(error)
+    log_error[~resolved] += math.log(2.0)
+    return log_estimate, log_error, error / max(float(tilted.max()), 1e-300)
 
 
 def _direct(lattice: _Lattice) -> tuple[FloatArray, float]:
@@ -306,19 +317,19 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
         return _accountant_compose(factors, h, truncation)
     if lattice.width + 1 > DIRECT_WIDTH:
         try:
-            probs, relative, start, moved = _tilted(lattice, h, truncation, target)
+            probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
         except CompositionError:
             return _accountant_compose(factors, h, truncation)
     else:
         probs, relative = _direct(lattice)
-        start = 0
-        moved = 0.0
+        start, moved, below = 0, 0.0, 0.0
     if relative > MAX_RELATIVE_ERROR:
         return _accountant_compose(factors, h, truncation)
     index0 = g * (lattice.base + start) + r  # grid index of probs[0]
     losses = (index0 + g * np.arange(probs.size)) * h
     grid = (g * h, index0 // g) if index0 % g == 0 else None
-    return LossPMF(losses, probs, min(1.0, infinity_mass + moved), grid, relative_error=relative)
+    return LossPMF(losses, probs, min(1.0, infinity_mass + moved), grid, relative_error=relative,
+                   lower_mass=below)
 
 
 def accountant_compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
@@ -349,19 +360,20 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
 
 
 def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
-            ) -> tuple[FloatArray, float, int, float]:
+            ) -> tuple[FloatArray, float, int, float, float]:
     """Tilted-FFT composition over the offsets that matter: (probabilities from offset
-    ``start`` on, their relative error bound, ``start``, mass moved to +∞).
+    ``start`` on, their relative error bound, ``start``, mass moved to +∞, mass below).
 
-    Covered: from loss 0 (or the lower tail, if lower) to the loss above which at most
-    ``truncation`` remains.  Tilts are placed from the bottom up, each with its mean
-    ``reach`` standard deviations above the first offset not yet within ``target``.
+    Covered: from loss 0 to the loss above which at most ``truncation`` remains; the
+    curve's breakpoints are tail sums over losses y > t ≥ 0, and β = 1 − p∞ − (tail sum),
+    so the negative losses matter only through their total, e^{K(0)} minus the rest.
+    Tilts are placed from the bottom up, each with its mean ``reach`` standard deviations
+    above the first offset not yet within ``target``.
     """
     zero = -(lattice.g * lattice.base + lattice.r) / lattice.g  # the offset of loss 0
     top, log_moved = lattice.tail_edge(math.log(truncation / 2), upper=True)
-    bottom, _ = lattice.tail_edge(math.log(truncation), upper=False)
     hi = min(lattice.width, math.ceil(top))
-    lo = max(0, min(math.floor(bottom), math.floor(zero), hi))
+    lo = max(0, min(math.ceil(zero), hi))
     moved = math.exp(log_moved) if hi < lattice.width else 0.0
     n = hi - lo + 1
     best_error = np.full(n, np.inf)  # log of each probability's absolute error bound
@@ -370,6 +382,15 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     goal = max(target, 100 * noise)
     need, aim = lo, 0.8  # aim: how many reachable standard deviations below a tilt's mean
     for _ in range(60):
+        remaining = lattice.log_mass_above(need)
+        if need > lo and remaining <= math.log(truncation / 2):
+            # What is left fits in the truncation budget: to +∞ with it, rather than
+            # tilting into the far tail (where one step's extreme loss dominates and
+            # the tilted composition spreads over millions of grid points).
+            n = need - lo
+            best_error, best_log = best_error[:n], best_log[:n]
+            moved = math.exp(remaining)
+            break
         reach = aim * math.sqrt(2 * math.log(goal / noise))
         theta = _theta_for_lower_edge(lattice, need, reach)
         var = lattice.cgf(theta)[2]
@@ -380,19 +401,24 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
         w0 = max(0, math.floor(left))
         length = _fft_length(min(lattice.width, math.ceil(right)) - w0 + 1)
         wrapped = math.exp(above) + math.exp(below)
-        log_estimate, log_error, seen = _tilted_estimate(lattice, theta, (w0, length), wrapped)
+        a, b = max(w0, lo), min(w0 + length - 1, hi)
+        if a > b:  # pragma: no cover - every window reaches the offset it aims at
+            raise CompositionError("a tilt's window misses the composition's range")
+        log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped,
+                                                         (a, b))
         noise = max(noise, seen)
         goal = max(target, 100 * noise)
-        a, b = max(w0, lo), min(w0 + length - 1, hi)
-        if a <= b:
-            mine, theirs = slice(a - w0, b - w0 + 1), slice(a - lo, b - lo + 1)
-            better = log_error[mine] < best_error[theirs]
-            best_error[theirs] = np.where(better, log_error[mine], best_error[theirs])
-            best_log[theirs] = np.where(better, log_estimate[mine], best_log[theirs])
+        theirs = slice(a - lo, b - lo + 1)
+        better = log_error < best_error[theirs]
+        best_error[theirs][better] = log_error[better]
+        best_log[theirs][better] = log_estimate[better]
         # The next offset not covered yet, or resolved but not to the goal (where a value
         # is within its bound, as between the teeth of a comb, the sums decide below).
         rest = slice(need - lo, n)
-        material = best_log[rest] >= maximum_filter1d(best_log[rest], 4097) - 14.0
+        with np.errstate(under="ignore"):
+            values = np.exp(best_log[rest])
+        # Material: at least 10⁻⁶ of the tail sum from it up (a comb's gap is not).
+        material = values >= 1e-6 * np.cumsum(values[::-1])[::-1]
         open_ = np.flatnonzero(np.isinf(best_error[rest])
                                | (material & np.isfinite(best_log[rest])
                                   & (best_error[rest] > best_log[rest] + math.log(goal))))
@@ -427,22 +453,22 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
         last -= spare
     probs, errors = probs[:last + 1], errors[:last + 1]
     losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
-    return probs, _sum_relative_error(probs, errors, losses), lo, moved
+    below = max(0.0, math.exp(lattice.cgf(0.0)[0]) - float(probs.sum()) - moved)
+    return probs, _sum_relative_error(probs, errors, losses), lo, moved, below
 
 
 def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:
-    """The largest relative error of the sums the curve is made of: the tail sums
-    Σ_{y>t} p and Σ_{y>t} e^{−y}p for t ≥ 0 (TPR and α), and the whole mass (β),
+    """The largest relative error of the sums the curve is made of, the tail sums
+    Σ_{y>t} p and Σ_{y>t} e^{−y}p for t ≥ 0 (TPR, α and β = 1 − p∞ − TPR's sum),
     given each probability's absolute error bound."""
-    worst = float(errors.sum() / max(float(probs.sum()), 1e-300))
+    worst = 0.0
     top = losses >= 0
-    if top.any():
-        p, e, y = probs[top][::-1], errors[top][::-1], losses[top][::-1]
-        weight = np.exp(-y)
-        for mass, err in ((np.cumsum(p), np.cumsum(e)), (np.cumsum(weight * p), np.cumsum(weight * e))):
-            useful = mass > 0
-            if useful.any():
-                worst = max(worst, float(np.max(err[useful] / mass[useful])))
+    p, e, y = probs[top][::-1], errors[top][::-1], losses[top][::-1]
+    weight = np.exp(-y)
+    for mass, err in ((np.cumsum(p), np.cumsum(e)), (np.cumsum(weight * p), np.cumsum(weight * e))):
+        useful = mass > 0
+        if useful.any():
+            worst = max(worst, float(np.max(err[useful] / mass[useful])))
     return worst
 
 

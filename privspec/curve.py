@@ -39,8 +39,9 @@ class LossPMF:
     probs: FloatArray
     infinity_mass: float
     grid: tuple[float, int] | None = None
-    relative_error: float = 0.0  # every probability is within this factor of the truth
+    relative_error: float = 0.0  # the sums of probabilities are within this factor of the truth
     certified: bool = True  # False: composed by dp-accounting's FFTs, tails not bounded
+    lower_mass: float = 0.0  # mass at losses below ``losses[0]``, not resolved one by one
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     # it keeps β's digits where β is tiny and 1 − TPR would round to 0.
     below = pmf.probs[:start]
     beta = np.empty(n + 1)
-    beta[n] = float(below[below > 0].sum())
+    beta[n] = float(below[below > 0].sum()) + pmf.lower_mass
     if n:
         np.cumsum(probs[::-1], out=beta[n - 1::-1])
         beta[:n] += beta[n]
