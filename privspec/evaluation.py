@@ -143,7 +143,11 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
 
     warnings: list[Caveat] = []
     reason = None
-    delta_inf, floor = fmt.fmt_delta(curve.infinity_mass), fmt.fmt_given(accounting.floor)
+    # Truncated tails (at most the floor) are a bound whose digits the composition's
+    # rounding moves: reported as the power of ten above; a real δ as it is.
+    infinity = (fmt.power_of_ten_above(curve.infinity_mass)
+                if curve.infinity_mass <= accounting.floor else curve.infinity_mass)
+    delta_inf, floor = fmt.fmt_delta(infinity), fmt.fmt_given(accounting.floor)
     if not finite:
         reason = (
             f"the privacy loss is unbounded with probability δ∞ = {delta_inf}, above the floor "
@@ -180,8 +184,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             "composition, whose smallest probabilities carry no stated error bound.")))
     if 0 < curve.infinity_mass <= accounting.floor:
         warnings.append(Caveat(code="accounting/floor", message=(
-            "The accountant's truncated tails leave a probability of at most "
-            f"{fmt.fmt_error_bound(curve.infinity_mass)} of "
+            f"The accountant's truncated tails leave a probability of at most {delta_inf} of "
             f"unbounded loss; μ holds up to the additive floor τ = {floor} in the trade-off "
             "curve.")))
 
@@ -219,7 +222,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             tier=1 if tier1 else 2,
             advantage=numbers.advantage,
             alpha_star=numbers.alpha_star,
-            mass_at_infinity=curve.infinity_mass,
+            mass_at_infinity=infinity,
         ),
         tradeoff=_tradeoff_rows(curve, options.alphas, mu),
         epsilons=epsilons,

@@ -127,10 +127,12 @@ def series_from_report(report: Report, *, name: str | None = None) -> Series:
 
 
 def _tex_number(value: float) -> str:
-    """A coordinate for pgfplots: 6 significant digits, plain scientific notation."""
+    """A coordinate for pgfplots: 4 significant digits (a figure needs no more, and
+    digits that the composition's rounding could move would make a report differ
+    between machines), plain scientific notation."""
     if value == 0:
         return "0"
-    return f"{value:.6g}"
+    return f"{value:.4g}"
 
 
 def _coordinates(pairs: Sequence[tuple[float, float]], per_line: int = 4) -> str:

@@ -193,14 +193,19 @@ def _probability_up(value: float, style: Style) -> str:
     return format_number(value, "up", style)
 
 
+def power_of_ten_above(value: float) -> float:
+    """The power of ten at or above ``value`` > 0: for bounds whose digits are not the
+    point and would move with the last bits of a computation (0 stays 0)."""
+    return 10.0 ** math.ceil(math.log10(value)) if value > 0 else 0.0
+
+
 def fmt_error_bound(value: float | None, style: Style = "unicode") -> str:
-    """An error bound as the power of ten at or above it (``10⁻⁷``): its digits are not
-    the point, and a power of ten does not move with the last bits of the bound."""
+    """An error bound as the power of ten at or above it (``10⁻⁷``)."""
     if value is None:
         return "not bounded (see the caveats)"
     if value <= 0:
         return "0"
-    return format_number(10.0 ** math.ceil(math.log10(value)), "up", style)
+    return format_number(power_of_ten_above(value), "up", style)
 
 
 #: Regrets below this are not resolved by the computation; they print as "< 10⁻⁹".

@@ -140,7 +140,8 @@ from privspec.evaluation import evaluate
 from privspec.render import render
 out = {"levels": {name: bool(features.get(name, False)) for name in LEVELS}}
 for path in sys.argv[1:]:
-    out[path] = render(evaluate(path, spec_path=path), "markdown")
+    report = evaluate(path, spec_path=path)
+    out[path] = render(report, "markdown") + render(report, "latex")
 print(json.dumps(out))
 """
 
@@ -157,7 +158,8 @@ def _render_in_subprocess(paths: list[str], disabled: str | None) -> dict[str, o
 
 
 def test_reports_do_not_depend_on_the_cpus_vector_units() -> None:
-    """The Markdown reports are byte-identical with numpy's AVX-512 code switched off
+    """The Markdown and LaTeX reports (with the figure's pgfplots coordinates) are
+    byte-identical with numpy's AVX-512 code switched off
     (an AVX2 machine), and with AVX2/FMA switched off too; each setting is checked to
     have taken effect (the levels ``numpy.show_runtime()`` lists as found)."""
     paths = [f"examples/{name}.privspec.yaml" for name in RENDERED]
