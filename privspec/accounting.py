@@ -24,7 +24,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from privspec import spec as s
 from privspec.composition import compose
 from privspec.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
-from privspec.gaussian_pld import gaussian_pld
+from privspec.portable_pld import discrete_gaussian_pld, gaussian_pld, laplace_pld
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
@@ -313,6 +313,8 @@ class _Lowering:
         h = self.h
         if isinstance(block, s.Laplace):
             scale = block.scale if block.scale is not None else block.sensitivity / (block.epsilon or 1)
+            if rate == 1.0:
+                return laplace_pld(scale, sensitivity=block.sensitivity, discretization=h)
             return plds.from_laplace_mechanism(
                 scale, sensitivity=block.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
@@ -321,6 +323,9 @@ class _Lowering:
             if sigma is None:
                 assert block.rho is not None
                 sigma = block.sensitivity / math.sqrt(2 * block.rho)
+            if rate == 1.0:
+                return discrete_gaussian_pld(sigma, sensitivity=block.sensitivity,
+                                             discretization=h)
             return plds.from_discrete_gaussian_mechanism(
                 sigma, sensitivity=block.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)

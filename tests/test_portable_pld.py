@@ -1,4 +1,4 @@
-"""privspec.gaussian_pld builds the PLDs dp-accounting's from_gaussian_mechanism builds.
+"""privspec.portable_pld builds the PLDs dp-accounting builds for single releases.
 
 Not bit for bit: privspec evaluates exp, expm1 and log1p in long double, which gives
 the same result on every CPU, where numpy's double-precision loops (and so the library's
@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec.gaussian_pld import _GridGaussianLoss, gaussian_pld
+from privspec.portable_pld import (
+    _GridGaussianLoss,
+    _PortableDiscreteGaussianLoss,
+    discrete_gaussian_pld,
+    gaussian_pld,
+    laplace_pld,
+)
 
 CASES = list(itertools.product(
     [0.5, 1.0, 9.4, 30.0],          # σ
@@ -103,3 +109,51 @@ def test_rates_within_a_billionth_of_one_are_accounted_as_one() -> None:
     almost, whole = privspec.evaluate(spec(10**12 - 1)), privspec.evaluate(spec(10**12))
     assert almost.gdp.mu == whole.gdp.mu and almost.gdp.mu is not None
     assert almost.gdp.mu >= 1 / 0.3
+
+
+@pytest.mark.parametrize(("sigma", "sensitivity", "h"), [
+    (3.1622776601683795, 1, 1e-4), (10.0, 1, 1e-4), (2.0, 2, 1e-3), (0.5, 1, 1e-4),
+    (50.0, 3, 1e-2),
+])
+def test_discrete_gaussian_equals_the_library(sigma: float, sensitivity: int, h: float) -> None:
+    """The same tables (to rounding: the library's are in double precision), the same
+    grid and the same δ(ε), far into the tail."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    mine = _PortableDiscreteGaussianLoss(sigma, sensitivity)
+    library = plm.DiscreteGaussianPrivacyLoss(sigma, sensitivity=sensitivity)
+    for name in ("_pmf_array", "_cdf_array"):
+        np.testing.assert_allclose(getattr(mine, name), getattr(library, name), rtol=1e-12,
+                                   atol=1e-300)
+    ours = discrete_gaussian_pld(sigma, sensitivity=sensitivity, discretization=h)
+    theirs = plds.from_discrete_gaussian_mechanism(sigma, sensitivity=sensitivity,
+                                                   value_discretization_interval=h,
+                                                   use_connect_dots=True)
+    assert ours._symmetric and theirs._symmetric
+    mine_pmf, their_pmf = ours._pmf_remove.to_dense_pmf(), theirs._pmf_remove.to_dense_pmf()
+    assert mine_pmf._lower_loss == their_pmf._lower_loss
+    assert mine_pmf._probs.size == their_pmf._probs.size
+    epsilons = np.linspace(0.0, 20.0, 201)
+    mine_delta = np.array([ours.get_delta_for_epsilon(e) for e in epsilons])
+    their_delta = np.array([theirs.get_delta_for_epsilon(e) for e in epsilons])
+    # Where δ is ~10⁻³⁰ the library's double-precision tables keep ~7 digits.
+    np.testing.assert_allclose(mine_delta, their_delta, rtol=1e-6, atol=1e-300)
+    big = their_delta > 1e-12
+    np.testing.assert_allclose(mine_delta[big], their_delta[big], rtol=1e-9)
+
+
+@pytest.mark.parametrize(("scale", "sensitivity", "h"), [
+    (1.0, 1.0, 1e-4), (2.0, 1.0, 1e-4), (0.3, 1.0, 1e-3), (5.0, 2.0, 1e-2),
+])
+def test_laplace_equals_the_library(scale: float, sensitivity: float, h: float) -> None:
+    ours = laplace_pld(scale, sensitivity=sensitivity, discretization=h)
+    theirs = plds.from_laplace_mechanism(scale, sensitivity=sensitivity,
+                                         value_discretization_interval=h, use_connect_dots=True)
+    assert ours._symmetric and theirs._symmetric
+    mine_pmf, their_pmf = ours._pmf_remove.to_dense_pmf(), theirs._pmf_remove.to_dense_pmf()
+    assert mine_pmf._lower_loss == their_pmf._lower_loss
+    assert mine_pmf._probs.size == their_pmf._probs.size
+    epsilons = np.linspace(0.0, 20.0, 201)
+    mine_delta = np.array([ours.get_delta_for_epsilon(e) for e in epsilons])
+    their_delta = np.array([theirs.get_delta_for_epsilon(e) for e in epsilons])
+    np.testing.assert_allclose(mine_delta, their_delta, rtol=1e-11, atol=1e-15)

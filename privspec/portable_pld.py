@@ -1,4 +1,14 @@
-"""Gaussian privacy-loss distributions exactly as dp-accounting builds them, faster.
+"""Single releases' privacy-loss distributions as dp-accounting builds them, the same
+on every CPU, and for Gaussians faster.
+
+Connect-the-dots masses are second differences of δ(ε) (Doroshenko et al. 2022), so
+the last bit of an exponential, which numpy's double-precision loops compute
+differently with AVX-512, AVX2 + FMA or neither, moves some masses far more than one
+ulp, and composing thousands of steps carries that into a report's digits.  Every
+exponential and logarithm behind δ(ε) here is evaluated in long double (``_portable``),
+which has one implementation everywhere: Gaussians (subsampled or not), and discrete
+Gaussians and Laplace without subsampling (Laplace in closed form).  Other releases are
+the library's.
 
 ``dp_accounting.pld.privacy_loss_distribution.from_gaussian_mechanism`` (connect-the-
 dots, pessimistic) evaluates the mechanism's hockey-stick profile δ(ε) on its ε grid by
@@ -6,7 +16,7 @@ inverting the privacy loss one ε at a time in a Python loop: for a DP-SGD step 
 costs about a third of the whole 2,000-step composition.  Here the same inverse, the
 same formulas in the same order, is applied to the whole grid at once; the PMF is then
 made by dp-accounting's own connect-the-dots routine (Doroshenko et al. 2022, Alg. 1).
-``tests/test_gaussian_pld.py`` checks that the result equals the library's.
+``tests/test_portable_pld.py`` checks that each result's δ(ε) equals the library's.
 """
 
 from __future__ import annotations
@@ -85,7 +95,7 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
         return np.clip(deltas, 0, 1)
 
 
-def _connect_the_dots(loss: plm.GaussianPrivacyLoss, discretization: float) -> Any:
+def _connect_the_dots(loss: Any, discretization: float) -> Any:
     """The pessimistic connect-the-dots PMF of a continuous monotone privacy loss, as
     ``privacy_loss_distribution._create_pld_pmf_from_monotone_privacy_loss`` makes it."""
     bounds = loss.connect_dots_bounds()
@@ -120,3 +130,80 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
     if sampling_prob == 1.0:
         return plds.PrivacyLossDistribution(remove)
     return plds.PrivacyLossDistribution(remove, direction(plm.AdjacencyType.ADD))
+
+
+class _PortableDiscreteGaussianLoss(plm.DiscreteGaussianPrivacyLoss):  # type: ignore[misc]
+    """dp-accounting's discrete Gaussian privacy loss (no subsampling), its noise PMF and
+    CDF tables and the exponential in δ(ε) computed in long double.
+
+    The library fills its tables with numpy's double-precision logaddexp and exp, whose
+    last bits change with the CPU; ``tests/test_portable_pld.py`` checks that these
+    tables equal the library's to rounding (and so that their meaning has not changed).
+    """
+
+    def __init__(self, sigma: float, sensitivity: int) -> None:
+        super().__init__(sigma, sensitivity=sensitivity)
+        bound = self._truncation_bound
+        values = np.arange(-bound, bound + 1, dtype=np.longdouble)
+        log_pmf = np.concatenate(([-np.inf], -0.5 * values**2 / np.longdouble(sigma) ** 2))
+        log_cdf = np.logaddexp.accumulate(log_pmf)
+        log_pmf -= log_cdf[-1]
+        log_cdf -= log_cdf[-1]
+        self._log_pmf_array = np.asarray(log_pmf, dtype=np.float64)
+        self._log_cdf_array = np.asarray(log_cdf, dtype=np.float64)
+        self._pmf_array = np.asarray(np.exp(log_pmf), dtype=np.float64)
+        self._cdf_array = np.asarray(np.exp(log_cdf), dtype=np.float64)
+
+    def get_delta_for_epsilon(self, epsilon: Any) -> Any:
+        """δ(ε) = μ_upper(X ≤ x_ε) − e^ε μ_lower(X ≤ x_ε) at the inverse privacy loss x_ε
+        (the losses fall as x grows)."""
+        if np.ndim(epsilon) == 0:
+            return float(self.get_delta_for_epsilon(np.array([epsilon]))[0])
+        epsilons = np.asarray(epsilon, dtype=float)
+        cutoffs = np.array([self.inverse_privacy_loss(e) for e in epsilons])
+        deltas = (self.mu_upper_cdf(cutoffs)
+                  - _portable(np.exp, epsilons + self.mu_lower_log_cdf(cutoffs)))
+        return np.clip(deltas, 0, 1)
+
+
+class _PortableLaplaceLoss(plm.LaplacePrivacyLoss):  # type: ignore[misc]
+    """dp-accounting's Laplace privacy loss (no subsampling) with δ(ε) in closed form, in
+    long double: with ε₀ = Δ/b, δ(ε) = 1 − e^{(ε − ε₀)/2} for |ε| < ε₀, 0 from ε₀ on and
+    1 − e^ε up to −ε₀ (the hockey-stick divergence of Laplace(0, b) and Laplace(Δ, b))."""
+
+    def get_delta_for_epsilon(self, epsilon: Any) -> Any:
+        if np.ndim(epsilon) == 0:
+            return float(self.get_delta_for_epsilon(np.array([epsilon]))[0])
+        epsilons = np.asarray(epsilon, dtype=np.longdouble)
+        top = np.longdouble(self.sensitivity) / np.longdouble(self.parameter)
+        deltas = np.where(epsilons >= top, 0.0,
+                          np.where(epsilons <= -top, -np.expm1(epsilons),
+                                   -np.expm1((epsilons - top) / 2)))
+        return np.asarray(deltas, dtype=np.float64)
+
+
+def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: float) -> Any:
+    """``from_discrete_gaussian_mechanism(sigma, sensitivity=…, value_discretization_interval=
+    discretization, use_connect_dots=True)``, without subsampling: a symmetric PLD.
+
+    Connect-the-dots for a discrete loss (Doroshenko et al. 2022): δ(ε) on the grid
+    points just below and above each of the mechanism's privacy losses, then the
+    library's ``create_pmf_pessimistic_connect_dots``.
+    """
+    loss = _PortableDiscreteGaussianLoss(sigma, sensitivity)
+    bounds = loss.connect_dots_bounds()
+    grid: set[int] = set()
+    for x in range(bounds.lower_x, bounds.upper_x + 1):
+        scaled = loss.privacy_loss(x) / discretization
+        grid.update((math.floor(scaled), math.ceil(scaled)))
+    points = np.array(sorted(grid))
+    deltas = loss.get_delta_for_epsilon(points * discretization)
+    return plds.PrivacyLossDistribution(
+        pld_pmf.create_pmf_pessimistic_connect_dots(discretization, points, deltas))
+
+
+def laplace_pld(scale: float, *, sensitivity: float, discretization: float) -> Any:
+    """``from_laplace_mechanism(scale, sensitivity=…, value_discretization_interval=
+    discretization, use_connect_dots=True)``, without subsampling: a symmetric PLD."""
+    loss = _PortableLaplaceLoss(scale, sensitivity=sensitivity)
+    return plds.PrivacyLossDistribution(_connect_the_dots(loss, discretization))
