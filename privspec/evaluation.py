@@ -228,8 +228,9 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         epsilons=epsilons,
         pure_epsilon=pure_epsilon,
         published=published,
-        curve=[CurvePoint(alpha=float(a), beta=float(b))
-               for a, b in zip(sample, curve.beta_at(sample), strict=True)],
+        curve=[CurvePoint(alpha=float(a), beta=float(b), tpr=float(t))
+               for a, b, t in zip(sample, curve.beta_at(sample), curve.tpr_at(sample),
+                                  strict=True)],
         accounting=Accounting(
             method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
                     "(connect-the-dots, pessimistic), composed by tilted FFTs with relative "

@@ -86,10 +86,10 @@ def series_from_report(report: Report, *, name: str | None = None) -> Series:
 
     ``name`` prefixes the labels (``before``, ``after``) in comparisons.
     """
-    points = sorted({(p.alpha, p.beta) for p in report.curve if 0.0 <= p.alpha <= 1.0})
-    alpha = tuple(a for a, _ in points)
-    beta = tuple(b for _, b in points)
-    tpr = tuple(1.0 - b for b in beta)
+    points = sorted({(p.alpha, p.beta, p.tpr) for p in report.curve if 0.0 <= p.alpha <= 1.0})
+    alpha = tuple(a for a, _, _ in points)
+    beta = tuple(b for _, b, _ in points)
+    tpr = tuple(t for _, _, t in points)
     mu = report.gdp.mu
     beta_gdp = tpr_gdp = None
     if mu is not None:

@@ -103,10 +103,12 @@ class PublishedComparison(_Frozen):
 
 
 class CurvePoint(_Frozen):
-    """A point of the trade-off curve, for figures."""
+    """A point of the trade-off curve, for figures; ``tpr`` = 1 − β kept with its own
+    digits (1 − β loses them where β is near 1, at the small α of a log–log panel)."""
 
     alpha: float
     beta: float
+    tpr: float
 
 
 class Caveat(_Frozen):

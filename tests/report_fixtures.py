@@ -42,7 +42,7 @@ def _accounting(relative_error: float) -> Accounting:
 
 
 def _curve(rows: list[TradeoffRow]) -> list[CurvePoint]:
-    return [CurvePoint(alpha=row.alpha, beta=row.beta) for row in rows]
+    return [CurvePoint(alpha=row.alpha, beta=row.beta, tpr=row.tpr) for row in rows]
 
 
 def dpsgd_tier1() -> Report:

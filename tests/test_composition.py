@@ -16,7 +16,7 @@ import pytest
 from privspec.composition import DIRECT_WIDTH, compose
 from privspec.curve import LossPMF, pmfs_from_pld
 from privspec.evaluation import evaluate
-from privspec.gaussian_pld import gaussian_pld
+from privspec.portable_pld import gaussian_pld
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,7 +141,7 @@ from privspec.render import render
 out = {"levels": {name: bool(features.get(name, False)) for name in LEVELS}}
 for path in sys.argv[1:]:
     report = evaluate(path, spec_path=path)
-    out[path] = render(report, "markdown") + render(report, "latex")
+    out[path] = "".join(render(report, form) for form in ("markdown", "latex", "html"))
 print(json.dumps(out))
 """
 
@@ -158,8 +158,8 @@ def _render_in_subprocess(paths: list[str], disabled: str | None) -> dict[str, o
 
 
 def test_reports_do_not_depend_on_the_cpus_vector_units() -> None:
-    """The Markdown and LaTeX reports (with the figure's pgfplots coordinates) are
-    byte-identical with numpy's AVX-512 code switched off
+    """The Markdown, LaTeX (with the figure's pgfplots coordinates) and HTML (with the
+    figure's SVG) reports are byte-identical with numpy's AVX-512 code switched off
     (an AVX2 machine), and with AVX2/FMA switched off too; each setting is checked to
     have taken effect (the levels ``numpy.show_runtime()`` lists as found)."""
     paths = [f"examples/{name}.privspec.yaml" for name in RENDERED]
