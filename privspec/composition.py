@@ -379,8 +379,10 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     best_error = np.full(n, np.inf)  # log of each probability's absolute error bound
     best_log = np.full(n, -np.inf)
     noise = _FFT_STAGE_ERROR * _U * 20 * (lattice.steps + 2)  # error / peak, refined below
+    slack = 1.0  # raised tenfold where tilts aimed ever closer make no progress
     goal = max(target, 100 * noise)
     need, aim = lo, 0.8  # aim: how many reachable standard deviations below a tilt's mean
+    used: list[tuple[float, float]] = []  # (mean, variance) of the tilts applied
     for _ in range(60):
         remaining = lattice.log_mass_above(need)
         if need > lo and remaining <= math.log(truncation / 2):
@@ -393,42 +395,21 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
             break
         reach = aim * math.sqrt(2 * math.log(goal / noise))
         theta = _theta_for_lower_edge(lattice, need, reach)
-        var = lattice.cgf(theta)[2]
-        # The window: all but a wrap-around mass far below the FFT's own error.
-        alias = math.log(noise / (100 * math.sqrt(max(var, 1.0))))
-        right, above = lattice.tail_edge(alias, upper=True, theta=theta)
-        left, below = lattice.tail_edge(alias, upper=False, theta=theta)
-        w0 = max(0, math.floor(left))
-        length = _fft_length(min(lattice.width, math.ceil(right)) - w0 + 1)
-        wrapped = math.exp(above) + math.exp(below)
-        a, b = max(w0, lo), min(w0 + length - 1, hi)
-        if a > b:  # pragma: no cover - every window reaches the offset it aims at
-            raise CompositionError("a tilt's window misses the composition's range")
-        log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped,
-                                                         (a, b))
-        noise = max(noise, seen)
-        goal = max(target, 100 * noise)
-        theirs = slice(a - lo, b - lo + 1)
-        better = log_error < best_error[theirs]
-        best_error[theirs][better] = log_error[better]
-        best_log[theirs][better] = log_estimate[better]
-        # The next offset not covered yet, or resolved but not to the goal (where a value
-        # is within its bound, as between the teeth of a comb, the sums decide below).
-        rest = slice(need - lo, n)
-        with np.errstate(under="ignore"):
-            values = np.exp(best_log[rest])
-        # Material: at least 10⁻⁶ of the tail sum from it up (a comb's gap is not).
-        material = values >= 1e-6 * np.cumsum(values[::-1])[::-1]
-        open_ = np.flatnonzero(np.isinf(best_error[rest])
-                               | (material & np.isfinite(best_log[rest])
-                                  & (best_error[rest] > best_log[rest] + math.log(goal))))
+        _, mean, var = lattice.cgf(theta)
+        if any(abs(mean - m) <= 0.25 * math.sqrt(v) for m, v in used):
+            open_ = np.zeros(1, dtype=np.intp)  # nearly the same tilt again: no progress
+        else:
+            used.append((mean, var))
+            open_, noise = _apply_tilt(lattice, theta, noise, (lo, hi, need),
+                                       best_error, best_log, slack * max(target, 100 * noise))
+        goal = slack * max(target, 100 * noise)
         if not open_.size:
             break
         if open_[0] == 0:  # no progress: aim closer to ``need``, then settle for less
             aim *= 0.6
             if aim < 0.2:
-                goal, aim = 10 * goal, 0.8
-                if goal > MAX_RELATIVE_ERROR:
+                slack, aim = 10 * slack, 0.8
+                if slack * max(target, 100 * noise) > MAX_RELATIVE_ERROR:
                     raise CompositionError("the composition's rounding error is too large")
         else:
             aim = 0.8
@@ -455,6 +436,42 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
     below = max(0.0, math.exp(lattice.cgf(0.0)[0]) - float(probs.sum()) - moved)
     return probs, _sum_relative_error(probs, errors, losses), lo, moved, below
+
+
+def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, int, int],
+                best_error: FloatArray, best_log: FloatArray, goal: float
+                ) -> tuple[np.ndarray, float]:
+    """Compose with the tilt θ and keep, offset by offset, whichever estimate has the
+    smaller error bound.  Returns the offsets from ``need`` on that are still open (not
+    covered, or resolved but not to ``goal``; a comb's gaps are not material) and the
+    FFT noise seen so far (error over peak)."""
+    lo, hi, need = span
+    var = lattice.cgf(theta)[2]
+    # The window: all but a wrap-around mass far below the FFT's own error.
+    alias = math.log(noise / (100 * math.sqrt(max(var, 1.0))))
+    right, above = lattice.tail_edge(alias, upper=True, theta=theta)
+    left, below = lattice.tail_edge(alias, upper=False, theta=theta)
+    w0 = max(0, math.floor(left))
+    length = _fft_length(min(lattice.width, math.ceil(right)) - w0 + 1)
+    wrapped = math.exp(above) + math.exp(below)
+    a, b = max(w0, lo), min(w0 + length - 1, hi)
+    if a > b:  # pragma: no cover - every window reaches the offset it aims at
+        raise CompositionError("a tilt's window misses the composition's range")
+    log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped, (a, b))
+    noise = max(noise, seen)
+    theirs = slice(a - lo, b - lo + 1)
+    better = log_error < best_error[theirs]
+    best_error[theirs][better] = log_error[better]
+    best_log[theirs][better] = log_estimate[better]
+    rest = slice(need - lo, best_error.size)
+    with np.errstate(under="ignore"):
+        values = np.exp(best_log[rest])
+    # Material: at least 10⁻⁶ of the tail sum from it up (a comb's gap is not).
+    material = values >= 1e-6 * np.cumsum(values[::-1])[::-1]
+    open_ = np.flatnonzero(np.isinf(best_error[rest])
+                           | (material & np.isfinite(best_log[rest])
+                              & (best_error[rest] > best_log[rest] + math.log(goal))))
+    return open_, noise
 
 
 def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:
