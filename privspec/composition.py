@@ -140,22 +140,29 @@ class _Lattice:
         self.width = sum(p.count * (p.probs.size - 1) for p in parts)
         self.steps = sum(p.count for p in parts)
         self._cache: dict[float, tuple[float, float, float]] = {}
-        self._positive = [(p.exponents[p.probs > 0], p.offsets[p.probs > 0]) for p in parts]
+        # Every part's positive entries in one array, for cgf's segment-wise sums.
+        positive = [p.probs > 0 for p in parts]
+        self._exponents = np.concatenate([p.exponents[k] for p, k in zip(parts, positive, strict=True)])
+        self._offsets = np.concatenate([p.offsets[k] for p, k in zip(parts, positive, strict=True)])
+        self._sizes = np.array([int(k.sum()) for k in positive])
+        self._starts = np.concatenate(([0], np.cumsum(self._sizes)[:-1]))
+        self._counts = np.array([float(p.count) for p in parts])
 
     def cgf(self, theta: float) -> tuple[float, float, float]:
         """K(θ), K'(θ), K''(θ) of the composed offset M = K − base (θ per lattice step)."""
         if theta in self._cache:
             return self._cache[theta]
-        k0 = k1 = k2 = 0.0
-        for p, (exponents, offsets) in zip(self.parts, self._positive, strict=True):
-            w, log_mass = _tilt(exponents, offsets, theta)
-            mean = float(w @ offsets)
-            var = float(w @ (offsets - mean) ** 2)
-            k0 += p.count * log_mass
-            k1 += p.count * mean
-            k2 += p.count * var
-        self._cache[theta] = (k0, k1, k2)
-        return k0, k1, k2
+        z = self._exponents + theta * self._offsets
+        top = np.maximum.reduceat(z, self._starts)
+        w = np.exp(z - np.repeat(top, self._sizes))
+        total = np.add.reduceat(w, self._starts)
+        mean = np.add.reduceat(w * self._offsets, self._starts) / total
+        spread = self._offsets - np.repeat(mean, self._sizes)
+        var = np.add.reduceat(w * spread * spread, self._starts) / total
+        result = (float(self._counts @ (top + np.log(total))), float(self._counts @ mean),
+                  float(self._counts @ var))
+        self._cache[theta] = result
+        return result
 
     def log_mass_above(self, x: float) -> float:
         """log of a Chernoff bound on Pr[M ≥ x]: K(θ) − θx at K'(θ) = x (0 below the mean)."""
