@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -111,6 +112,17 @@ def test_rates_within_a_billionth_of_one_are_accounted_as_one() -> None:
     assert almost.gdp.mu >= 1 / 0.3
 
 
+def symmetric_profiles(ours: Any, theirs: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both PLDs symmetric on the same grid; their δ(ε) for ε from 0 to 20."""
+    assert ours._symmetric and theirs._symmetric
+    mine_pmf, their_pmf = ours._pmf_remove.to_dense_pmf(), theirs._pmf_remove.to_dense_pmf()
+    assert mine_pmf._lower_loss == their_pmf._lower_loss
+    assert mine_pmf._probs.size == their_pmf._probs.size
+    epsilons = np.linspace(0.0, 20.0, 201)
+    return (np.array([ours.get_delta_for_epsilon(e) for e in epsilons]),
+            np.array([theirs.get_delta_for_epsilon(e) for e in epsilons]))
+
+
 @pytest.mark.parametrize(("sigma", "sensitivity", "h"), [
     (3.1622776601683795, 1, 1e-4), (10.0, 1, 1e-4), (2.0, 2, 1e-3), (0.5, 1, 1e-4),
     (50.0, 3, 1e-2),
@@ -125,17 +137,11 @@ def test_discrete_gaussian_equals_the_library(sigma: float, sensitivity: int, h:
     for name in ("_pmf_array", "_cdf_array"):
         np.testing.assert_allclose(getattr(mine, name), getattr(library, name), rtol=1e-12,
                                    atol=1e-300)
-    ours = discrete_gaussian_pld(sigma, sensitivity=sensitivity, discretization=h)
-    theirs = plds.from_discrete_gaussian_mechanism(sigma, sensitivity=sensitivity,
-                                                   value_discretization_interval=h,
-                                                   use_connect_dots=True)
-    assert ours._symmetric and theirs._symmetric
-    mine_pmf, their_pmf = ours._pmf_remove.to_dense_pmf(), theirs._pmf_remove.to_dense_pmf()
-    assert mine_pmf._lower_loss == their_pmf._lower_loss
-    assert mine_pmf._probs.size == their_pmf._probs.size
-    epsilons = np.linspace(0.0, 20.0, 201)
-    mine_delta = np.array([ours.get_delta_for_epsilon(e) for e in epsilons])
-    their_delta = np.array([theirs.get_delta_for_epsilon(e) for e in epsilons])
+    mine_delta, their_delta = symmetric_profiles(
+        discrete_gaussian_pld(sigma, sensitivity=sensitivity, discretization=h),
+        plds.from_discrete_gaussian_mechanism(sigma, sensitivity=sensitivity,
+                                              value_discretization_interval=h,
+                                              use_connect_dots=True))
     # Where δ is ~10⁻³⁰ the library's double-precision tables keep ~7 digits.
     np.testing.assert_allclose(mine_delta, their_delta, rtol=1e-6, atol=1e-300)
     big = their_delta > 1e-12
@@ -146,14 +152,8 @@ def test_discrete_gaussian_equals_the_library(sigma: float, sensitivity: int, h:
     (1.0, 1.0, 1e-4), (2.0, 1.0, 1e-4), (0.3, 1.0, 1e-3), (5.0, 2.0, 1e-2),
 ])
 def test_laplace_equals_the_library(scale: float, sensitivity: float, h: float) -> None:
-    ours = laplace_pld(scale, sensitivity=sensitivity, discretization=h)
-    theirs = plds.from_laplace_mechanism(scale, sensitivity=sensitivity,
-                                         value_discretization_interval=h, use_connect_dots=True)
-    assert ours._symmetric and theirs._symmetric
-    mine_pmf, their_pmf = ours._pmf_remove.to_dense_pmf(), theirs._pmf_remove.to_dense_pmf()
-    assert mine_pmf._lower_loss == their_pmf._lower_loss
-    assert mine_pmf._probs.size == their_pmf._probs.size
-    epsilons = np.linspace(0.0, 20.0, 201)
-    mine_delta = np.array([ours.get_delta_for_epsilon(e) for e in epsilons])
-    their_delta = np.array([theirs.get_delta_for_epsilon(e) for e in epsilons])
+    mine_delta, their_delta = symmetric_profiles(
+        laplace_pld(scale, sensitivity=sensitivity, discretization=h),
+        plds.from_laplace_mechanism(scale, sensitivity=sensitivity,
+                                    value_discretization_interval=h, use_connect_dots=True))
     np.testing.assert_allclose(mine_delta, their_delta, rtol=1e-11, atol=1e-15)
