@@ -233,8 +233,9 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
                                   strict=True)],
         accounting=Accounting(
             method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
-                    "(connect-the-dots, pessimistic), composed by tilted FFTs with relative "
-                    "error bounds"),
+                    "(connect-the-dots, pessimistic), composed by "
+                    + ("privspec's tilted FFTs" if curve.certified
+                       else "dp-accounting's FFTs")),
             discretization=accounting.discretization,
             floor=accounting.floor,
             tail_mass_truncation=accounted.truncation,

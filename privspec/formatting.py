@@ -199,10 +199,8 @@ def power_of_ten_above(value: float) -> float:
     return 10.0 ** math.ceil(math.log10(value)) if value > 0 else 0.0
 
 
-def fmt_error_bound(value: float | None, style: Style = "unicode") -> str:
+def fmt_error_bound(value: float, style: Style = "unicode") -> str:
     """An error bound as the power of ten at or above it (``10⁻⁷``)."""
-    if value is None:
-        return "not bounded (see the caveats)"
     if value <= 0:
         return "0"
     return format_number(power_of_ten_above(value), "up", style)
