@@ -30,7 +30,7 @@ from privspec.portable_pld import discrete_gaussian_pld, gaussian_pld, laplace_p
 PLD: TypeAlias = Any
 ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 
-#: Tail mass dp-accounting may truncate in each composition (moved to +∞), at most.
+#: Tail mass a composition may move to +∞ (at most; the floor may ask for less).
 TAIL_MASS_TRUNCATION = 1e-15
 
 

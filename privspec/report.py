@@ -49,7 +49,7 @@ class Accounting(_Frozen):
     discretization: float = Field(description="Value discretization interval h of the PLDs.")
     floor: float = Field(description="Numerical floor τ under which μ holds (MATH.md §2).")
     tail_mass_truncation: float = Field(
-        description="Tail mass dp-accounting may truncate per composition (moved to +∞, pessimistically).")
+        description="Tail mass a composition may move to +∞ (pessimistically).")
     relative_error: float | None = Field(
         description="Bound on the relative error of every composed probability, added "
                     "towards the attacker; None where dp-accounting's FFT composition was "

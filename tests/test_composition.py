@@ -4,6 +4,7 @@ CPUs with other vector units."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privspec.composition import DIRECT_WIDTH, compose
 from privspec.curve import LossPMF, pmfs_from_pld
@@ -175,3 +178,24 @@ def test_reports_do_not_depend_on_the_cpus_vector_units() -> None:
         assert not any(levels[name] for name in setting.split()), (setting, levels)
         for path in paths:
             assert other[path] == baseline[path], (setting, path)
+
+
+@settings(max_examples=12, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=599), max_size=4, unique=True),
+       repeat_last=st.booleans())
+def test_random_splits_give_the_same_figures(cuts: list[int], repeat_last: bool) -> None:
+    """600 steps cut into phases anywhere (the last phase possibly written as a repeat of
+    equal halves) give exactly the figures of one stage of 600 steps."""
+    step = {"noise_multiplier": 1.0, "sampling_rate": 0.05}
+    bounds = [0, *sorted(cuts), 600]
+    stages = []
+    for i, (a, b) in enumerate(itertools.pairwise(bounds)):
+        dpsgd = {"dpsgd": {**step, "steps": b - a}}
+        if repeat_last and i == len(bounds) - 2 and (b - a) % 2 == 0:
+            dpsgd = {"repeat": {"count": 2, "mechanism": {"dpsgd": {**step,
+                                                                     "steps": (b - a) // 2}}}}
+        stages.append({"name": f"phase {i}", "mechanism": dpsgd})
+    split = _dpsgd({"compose": stages} if len(stages) > 1 else stages[0]["mechanism"])
+    whole = _dpsgd({"dpsgd": {**step, "steps": 600}})
+    assert _figures(evaluate(split).model_dump_json()) == _figures(
+        evaluate(whole).model_dump_json())
