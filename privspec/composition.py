@@ -175,8 +175,9 @@ class _Lattice:
         return min(0.0, k0 - theta * k1)
 
     def tail_edge(self, log_mass: float, upper: bool, theta: float = 0.0) -> tuple[float, float]:
-        """(offset x, log bound): the θ-tilted composition has at most e^{log bound} ≤
-        e^{log_mass} of its mass above x (``upper``) or below it, by Chernoff:
+        """(offset x, log bound): the θ-tilted composition has at most e^{log bound} (the
+        solver's nearest to e^{log_mass}) of its mass above x (``upper``) or below it, by
+        Chernoff:
         Pr_θ[M ≥ x] ≤ e^{K(θ+λ) − K(θ) − λx} at x = K'(θ + λ), λ > 0 (λ < 0 below).
         x is the support's end, with bound −∞, when even that end keeps more."""
         sign = 1.0 if upper else -1.0
@@ -193,7 +194,7 @@ class _Lattice:
         x = self.cgf(theta + sign * step)[1]
         if abs(x - end) <= 0.5 or bound(sign * step) > log_mass + 1e-6:
             return end, -math.inf
-        return x, min(log_mass, bound(sign * step))
+        return x, bound(sign * step)  # within the solver's 1e-9 of log_mass; never capped
 
 
 def _fft_length(n: int) -> int:
