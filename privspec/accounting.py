@@ -24,7 +24,12 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from privspec import spec as s
 from privspec.composition import compose
 from privspec.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
-from privspec.portable_pld import discrete_gaussian_pld, gaussian_pld, laplace_pld
+from privspec.portable_pld import (
+    LOG_TAIL_MASS,
+    discrete_gaussian_pld,
+    gaussian_pld,
+    laplace_pld,
+)
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
@@ -156,6 +161,10 @@ class _Lowering:
         self.replace_one = relation == "replace-one"
         self.h = discretization
         self.truncation = truncation
+        # Each Gaussian release may cut tails of at most this (log) mass to +∞: a
+        # millionth of the composition's budget, so that even a million releases stay
+        # within it (dp-accounting's e⁻⁵⁰ where that is smaller).
+        self.log_tail_mass = min(LOG_TAIL_MASS, math.log(truncation) - math.log(1e6))
         self._lowered: dict[str, _Lowered] = {}  # equal mechanisms are lowered once
 
     # -- composition -------------------------------------------------------
@@ -166,7 +175,7 @@ class _Lowering:
         releases = list(lowered.releases.values())
         if lowered.gaussian_mu_squared > 0:
             gaussian = gaussian_pld(1.0 / math.sqrt(lowered.gaussian_mu_squared),
-                                    discretization=self.h)
+                                    discretization=self.h, log_tail_mass=self.log_tail_mass)
             releases.insert(0, (pmfs_from_pld(gaussian), 1))
         if not releases:
             raise ValueError("a mechanism with no parts")
@@ -243,7 +252,7 @@ class _Lowering:
         """One Poisson-subsampled Gaussian step; one record moves the sum by one
         clipping norm (dp-accounting's REPLACE pair moves it by ±1 under replace-one)."""
         return gaussian_pld(noise_multiplier, sampling_prob=rate, discretization=self.h,
-                            replace_one=self.replace_one)
+                            replace_one=self.replace_one, log_tail_mass=self.log_tail_mass)
 
     def _fixed_size(self, block: object, rate: float) -> PLD:
         """One release on a batch sampled without replacement, under replace-one.
@@ -261,7 +270,7 @@ class _Lowering:
                             else (block.sigma, block.sensitivity or 1.0))
             assert sigma is not None  # validation requires σ or a noise multiplier
             step = gaussian_pld(sigma, sensitivity=shift, sampling_prob=rate,
-                                discretization=self.h)
+                                discretization=self.h, log_tail_mass=self.log_tail_mass)
         else:
             step = self._single(block, rate)
         return self._symmetric(step)
@@ -304,7 +313,8 @@ class _Lowering:
                 return self._poisson_gaussian(block.noise_multiplier, rate)
             assert block.sigma is not None
             return gaussian_pld(block.sigma, sensitivity=block.sensitivity or 1.0,
-                                sampling_prob=rate, discretization=self.h)
+                                sampling_prob=rate, discretization=self.h,
+                                log_tail_mass=self.log_tail_mass)
         return self._single(block, rate)
 
     def _single(self, block: object, rate: float = 1.0) -> PLD:

@@ -145,12 +145,12 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
         if limit.kind == "require_tier1":
             ok = gdp.tier == 1
             if ok:
-                message = f"Tier I (regret {fmt.fmt_regret(gdp.regret or 0.0)} ≤ " \
+                message = f"Tier I (regret {fmt.fmt_regret_of(gdp)} ≤ " \
                           f"{_limit_text(gdp.regret_threshold)}) as required ({limit.source})"
             elif gdp.mu is None:
                 message = f"Tier II: no finite μ exists, but Tier I is required ({limit.source})"
             else:
-                message = (f"Tier II: regret {fmt.fmt_regret(gdp.regret or 0.0)} exceeds "
+                message = (f"Tier II: regret {fmt.fmt_regret_of(gdp)} exceeds "
                            f"{_limit_text(gdp.regret_threshold)}, so μ alone does not describe "
                            f"the mechanism, but Tier I is required ({limit.source})")
             outcomes.append(Outcome(limit, ok, None, message))

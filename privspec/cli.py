@@ -217,7 +217,7 @@ def evaluate(
         if gdp.mu is None:
             head = "no finite μ"
         else:
-            head = f"μ = {fmt.fmt_mu(gdp.mu)}, regret {fmt.fmt_regret(gdp.regret or 0.0)}"
+            head = f"μ = {fmt.fmt_mu(gdp.mu)}, regret {fmt.fmt_regret_of(gdp)}"
         epsilons = ", ".join(f"ε = {fmt.fmt_epsilon(e.epsilon)} at δ = {fmt.fmt_given(e.delta)}"
                              for e in report.epsilons)
         typer.echo(f"{path}: {head}, Tier {'I' if gdp.tier == 1 else 'II'}, "

@@ -22,8 +22,9 @@ absolute bound follows the largest relative error of the sums the curve is made 
 the attacker's side (``curve.points_from_pmf``).  Mass above the covered range (at most
 the truncation budget, by Chernoff) is moved to +∞; mass below it is left out of the head
 sums only, which makes β smaller (pessimistic).  Narrow compositions are convolved
-directly; combs of widely spaced losses (discrete noise at a fine h), which no tilt
-resolves, go to dp-accounting's composition and are marked ``certified=False``.
+directly, and so are combs of few, widely spaced losses (discrete noise at a fine h)
+while their atoms stay few.  A composition that no tilt resolves to a relative error of
+``MAX_RELATIVE_ERROR`` goes to dp-accounting's and is marked ``certified=False``.
 
 The input PMFs (dp-accounting's pessimistic connect-the-dots PMFs of single releases)
 are taken as exact; equal releases are merged by the caller, so a run written as one
@@ -56,6 +57,9 @@ MAX_RELATIVE_ERROR = 1e-3
 #: Compositions whose (lattice-compressed) support is at most this wide are convolved
 #: directly: sums of non-negative products, relatively accurate everywhere.
 DIRECT_WIDTH = 4096
+#: Products of atoms the sparse direct convolution may form in all, before it gives way
+#: to the tilted FFT (each product costs some 30 bytes while it is summed).
+SPARSE_PRODUCTS = 4000000
 
 
 class CompositionError(ValueError):
@@ -290,6 +294,62 @@ def _direct(lattice: _Lattice) -> tuple[FloatArray, float]:
     return result, 4 * _U * terms * (lattice.steps + 1)
 
 
+def _sparse_convolve(a: tuple[np.ndarray, FloatArray, float], b: tuple[np.ndarray, FloatArray, float]
+                     ) -> tuple[np.ndarray, FloatArray, float]:
+    """Convolution of two PMFs given by their atoms (offsets, probabilities, relative
+    error bound).  Every sum is of non-negative products and is added in one fixed
+    order (``np.bincount``), so each result is within (error of a) + (error of b) +
+    (terms + 1)·u of its exact value, and the same on every CPU."""
+    (ia, pa, ea), (ib, pb, eb) = a, b
+    first = int(ia[0] + ib[0])
+    sums = ((ia - first)[:, None] + ib[None, :]).ravel()
+    dense = np.bincount(sums, weights=np.outer(pa, pb).ravel())
+    offsets = np.flatnonzero(dense > 0)
+    return offsets + first, dense[offsets], ea + eb + (min(ia.size, ib.size) + 1) * _U
+
+
+def _sparse_direct(lattice: _Lattice) -> tuple[FloatArray, float] | None:
+    """The composition by direct convolution of atoms, for factors with few positive
+    entries spread far apart (discrete noise: its losses are a grid index apart by
+    Δ/(σ²h), each split between two neighbouring indices by connect-the-dots), whose
+    compositions are combs that an FFT resolves only at great cost.  None when the
+    products needed exceed ``SPARSE_PRODUCTS``."""
+    budget = SPARSE_PRODUCTS
+    result: tuple[np.ndarray, FloatArray, float] = (np.zeros(1, dtype=np.int64), np.ones(1), 0.0)
+
+    def convolve(a: tuple[np.ndarray, FloatArray, float], b: tuple[np.ndarray, FloatArray, float]
+                 ) -> tuple[np.ndarray, FloatArray, float] | None:
+        nonlocal budget
+        budget -= a[0].size * b[0].size
+        return _sparse_convolve(a, b) if budget >= 0 else None
+
+    for part in lattice.parts:
+        atoms = np.flatnonzero(part.probs > 0)
+        base: tuple[np.ndarray, FloatArray, float] | None = (atoms, part.probs[atoms], 0.0)
+        power: tuple[np.ndarray, FloatArray, float] | None = None
+        count = part.count
+        while count:
+            assert base is not None
+            if count & 1:
+                power = base if power is None else convolve(power, base)
+                if power is None:
+                    return None
+            count >>= 1
+            if count:
+                base = convolve(base, base)
+                if base is None:
+                    return None
+        assert power is not None
+        composed = convolve(result, power)
+        if composed is None:
+            return None
+        result = composed
+    offsets, values, relative = result
+    probs = np.zeros(lattice.width + 1)
+    probs[offsets] = values
+    return probs, relative * 1.01  # 1.01: the second-order terms of the bound
+
+
 def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
             truncation: float, target: float = TARGET_RELATIVE_ERROR) -> LossPMF:
     """The PMF of the sum of ``count`` independent copies of each PMF (one direction),
@@ -318,19 +378,18 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
     r = sum(p.count * p.rho for p in parts)
     lattice = _Lattice(parts, g, r)
 
-    comb = any(np.count_nonzero(p.probs) < 0.5 * p.probs.size for p in parts)
-    if comb and lattice.width + 1 > DIRECT_WIDTH:
-        # Widely spaced losses (discrete noise at a fine h): the composition is a comb
-        # whose gaps no tilt resolves.
-        return _accountant_compose(factors, h, truncation)
-    if lattice.width + 1 > DIRECT_WIDTH:
-        try:
-            probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
-        except CompositionError:
-            return _accountant_compose(factors, h, truncation)
-    else:
+    start, moved, below = 0, 0.0, 0.0
+    if lattice.width + 1 <= DIRECT_WIDTH:
         probs, relative = _direct(lattice)
-        start, moved, below = 0, 0.0, 0.0
+    else:
+        sparse = _sparse_direct(lattice)
+        if sparse is not None:
+            probs, relative = sparse
+        else:
+            try:
+                probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
+            except CompositionError:
+                return _accountant_compose(factors, h, truncation)
     if relative > MAX_RELATIVE_ERROR:
         return _accountant_compose(factors, h, truncation)
     index0 = g * (lattice.base + start) + r  # grid index of probs[0]
@@ -413,6 +472,11 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
         goal = slack * max(target, 100 * noise)
         if not open_.size:
             break
+        if open_[0] == 0 and _upper_mass(best_log, best_error, need - lo) <= (truncation - moved) / 2:
+            # Stuck at the support's far end (one release's largest loss, many times),
+            # where what is left, estimate plus error, fits in the truncation budget:
+            # it goes to +∞ below, as Chernoff could not show.
+            break
         if open_[0] == 0:  # no progress: aim closer to ``need``, then settle for less
             aim *= 0.6
             if aim < 0.2:
@@ -444,6 +508,13 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
     below = max(0.0, math.exp(lattice.cgf(0.0)[0]) - float(probs.sum()) - moved)
     return probs, _sum_relative_error(probs, errors, losses), lo, moved, below
+
+
+def _upper_mass(best_log: FloatArray, best_error: FloatArray, first: int) -> float:
+    """An upper bound on the mass at positions ``first`` on: estimates plus their error
+    bounds (∞ where a position is not covered yet)."""
+    with np.errstate(under="ignore"):
+        return float(np.exp(best_log[first:]).sum() + np.exp(best_error[first:]).sum())
 
 
 def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, int, int],

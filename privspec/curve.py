@@ -90,6 +90,13 @@ class TradeoffCurve:
     relative_error: float = 0.0  # the composition's bound, already widened into the curve
     certified: bool = True  # False when part of it was composed without a stated bound
 
+    @property
+    def tail_mass_at_zero(self) -> float:
+        """The TPR the curve reaches at FPR α = 0: mass at +∞ and losses so large that
+        e^{−y} underflows, which only a floor τ at least this large covers."""
+        alpha, _, tpr = self.support
+        return float(tpr[0]) if alpha.size and alpha[0] <= 0 else 0.0
+
     def beta_at(self, alpha: FloatArray | float) -> FloatArray:
         """f(α) by linear interpolation between vertices (exact for this curve)."""
         return np.asarray(np.interp(alpha, self.alpha, self.beta))

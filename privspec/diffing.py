@@ -362,8 +362,8 @@ def _rows(before: Report, after: Report) -> list[Row]:
     regret_b, regret_a = before.gdp.regret, after.gdp.regret
     rows.append(Row(
         key="regret", label="regret", before=regret_b, after=regret_a,
-        before_text="—" if regret_b is None else fmt.fmt_regret(regret_b),
-        after_text="—" if regret_a is None else fmt.fmt_regret(regret_a),
+        before_text=fmt.fmt_regret_of(before.gdp),
+        after_text=fmt.fmt_regret_of(after.gdp),
         change_text=("—" if regret_b is None or regret_a is None
                      else _change(regret_b, regret_a, relative=False, direction="nearest")),
         trend="neutral"))
@@ -588,7 +588,7 @@ def report_summary(report: Report) -> str:
     """One line for a spec without a before: μ, verdict, advantage and ε(δ)."""
     gdp = report.gdp
     head = ("no finite μ" if gdp.mu is None
-            else f"μ = {fmt.fmt_mu(gdp.mu)} (regret {fmt.fmt_regret(gdp.regret or 0.0)})")
+            else f"μ = {fmt.fmt_mu(gdp.mu)} (regret {fmt.fmt_regret_of(gdp)})")
     epsilons = ", ".join(f"ε = {fmt.fmt_epsilon(e.epsilon)} at δ = {fmt.fmt_given(e.delta)}"
                          for e in report.epsilons)
     return (f"{head}, {_tier_text(report)}, best attack's advantage "

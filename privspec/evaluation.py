@@ -110,6 +110,21 @@ def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
     return max(largest) if largest else 0.0
 
 
+#: The largest floor the spec allows, and so the largest a report may fall back to.
+LARGEST_FLOOR = 1e-3
+
+
+def _raised_floor(curve: TradeoffCurve, spec: Spec) -> float | None:
+    """The smallest power of ten that the accounting can meet as a floor, when the one
+    asked for cannot be and the mechanism itself has no unbounded loss (only an
+    ``approximate_dp`` release with δ > 0 has: then no finite μ is the true answer,
+    seed 000, Prop. 6.2).  None when not needed or not possible."""
+    if any(kind == "approximate_dp" and fields.delta > 0 for _, kind, fields in walk(spec.mechanism)):
+        return None
+    floor = fmt.power_of_ten_above(curve.tail_mass_at_zero)
+    return floor if spec.accounting.floor < floor <= LARGEST_FLOOR else None
+
+
 def _stage_mu(stage: StageAccount, floor: float) -> float | None:
     """μ of one top-level stage on its own (None when it has no finite μ)."""
     if stage.pmfs is None:
@@ -136,7 +151,12 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     options, accounting = model.report, model.accounting
     accounted = account(model)
     curve = curve_from_pmfs(accounted.pmfs)
-    numbers = summarize(curve, accounting.floor)
+    floor_value = accounting.floor
+    numbers = summarize(curve, floor_value)
+    raised = _raised_floor(curve, model) if not math.isfinite(numbers.mu) else None
+    if raised is not None:
+        floor_value = raised
+        numbers = summarize(curve, floor_value)
     finite = math.isfinite(numbers.mu)
     mu = numbers.mu if finite else None
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
@@ -146,8 +166,15 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     # Truncated tails (at most the floor) are a bound whose digits the composition's
     # rounding moves: reported as the power of ten above; a real δ as it is.
     infinity = (fmt.power_of_ten_above(curve.infinity_mass)
-                if curve.infinity_mass <= accounting.floor else curve.infinity_mass)
-    delta_inf, floor = fmt.fmt_delta(infinity), fmt.fmt_given(accounting.floor)
+                if curve.infinity_mass <= floor_value else curve.infinity_mass)
+    delta_inf, floor = fmt.fmt_delta(infinity), fmt.fmt_given(floor_value)
+    if raised is not None:
+        warnings.append(Caveat(code="accounting/floor-raised", message=(
+            f"The floor τ = {fmt.fmt_given(accounting.floor)} asked for cannot be met: the "
+            f"accounting leaves a probability of up to {fmt.fmt_delta(curve.tail_mass_at_zero)} "
+            "of losses it does not resolve (tails it cut or losses too large for double "
+            f"precision), which no μ covers at that floor. μ is stated for τ = {floor}, the "
+            "smallest power of ten that can be met.")))
     if not finite:
         reason = (
             f"the privacy loss is unbounded with probability δ∞ = {delta_inf}, above the floor "
@@ -158,7 +185,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             f"No finite μ exists: {reason}. Read the trade-off table and ε(δ) instead.")))
     elif not tier1:
         warnings.append(Caveat(code="report/gdp-poor-fit", message=(
-            f"Regret {fmt.fmt_regret(numbers.regret or 0.0)} exceeds the threshold "
+            f"Regret {fmt.fmt_regret_of(numbers)} exceeds the threshold "
             f"{fmt.fmt_given(options.regret_threshold)}: μ is a safe bound but overstates the risk "
             "for some attacks, most of all at low false-positive rates; the trade-off table is "
             "the accurate description.")))
@@ -178,11 +205,10 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             "(the smallest allowed is 10⁻⁶) tightens it.")))
     if not curve.certified:
         warnings.append(Caveat(code="accounting/uncertified-composition", message=(
-            "Part of this mechanism has privacy losses spaced far apart on the "
-            "discretization grid (discrete noise), a comb that privspec's tilted "
-            "composition does not resolve; it was composed with dp-accounting's FFT "
+            "privspec's tilted composition could not bound the error of this mechanism's "
+            "smallest probabilities; it was composed with dp-accounting's FFT "
             "composition, whose smallest probabilities carry no stated error bound.")))
-    if 0 < curve.infinity_mass <= accounting.floor:
+    if 0 < curve.infinity_mass <= floor_value:
         warnings.append(Caveat(code="accounting/floor", message=(
             f"The accountant's truncated tails leave a probability of at most {delta_inf} of "
             f"unbounded loss; μ holds up to the additive floor τ = {floor} in the trade-off "
@@ -218,6 +244,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             mu=mu,
             no_finite_mu_reason=reason,
             regret=numbers.regret,
+            regret_resolution=numbers.regret_resolution,
             regret_threshold=options.regret_threshold,
             tier=1 if tier1 else 2,
             advantage=numbers.advantage,
@@ -237,7 +264,8 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
                     + ("privspec's tilted FFTs" if curve.certified
                        else "dp-accounting's FFTs")),
             discretization=accounting.discretization,
-            floor=accounting.floor,
+            floor=floor_value,
+            requested_floor=accounting.floor if raised is not None else None,
             tail_mass_truncation=accounted.truncation,
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,

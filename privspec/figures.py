@@ -110,7 +110,7 @@ def series_from_report(report: Report, *, name: str | None = None) -> Series:
     if mu is None:
         gdp_label = f"{prefix}no finite μ (no Gaussian curve)"
     else:
-        regret = fmt.fmt_regret(report.gdp.regret) if report.gdp.regret is not None else "—"
+        regret = fmt.fmt_regret_of(report.gdp)
         gdp_label = f"{prefix}$G_\\mu$, μ = {fmt.fmt_mu(mu)} (regret {regret})"
     return Series(
         alpha=alpha, beta=beta, tpr=tpr, beta_gdp=beta_gdp, tpr_gdp=tpr_gdp,

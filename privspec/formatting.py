@@ -37,7 +37,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal
-from typing import Literal
+from typing import Literal, Protocol
 
 #: Significant digits of every rounded number in a report.
 SIGNIFICANT_DIGITS = 3
@@ -210,13 +210,29 @@ def fmt_error_bound(value: float, style: Style = "unicode") -> str:
 REGRET_RESOLUTION = 1e-9
 
 
-def fmt_regret(value: float, style: Style = "unicode") -> str:
-    """Regret of the μ-GDP summary, rounded up; below ``REGRET_RESOLUTION`` a bound."""
+def fmt_regret(value: float, style: Style = "unicode",
+               resolution: float = REGRET_RESOLUTION) -> str:
+    """Regret of the μ-GDP summary, rounded up; below ``resolution`` (at least
+    ``REGRET_RESOLUTION``; the report's ``gdp.regret_resolution``) a bound."""
     value = _required(value, "regret")
-    if value < REGRET_RESOLUTION:
-        bound = format_number(REGRET_RESOLUTION, "up", style)
+    resolution = max(resolution, REGRET_RESOLUTION)
+    if value < resolution:
+        bound = format_number(resolution, "up", style)
         return f"$<$ {bound}" if style == "latex" else f"< {bound}"
     return format_number(value, "up", style)
+
+
+class _Regret(Protocol):
+    @property
+    def regret(self) -> float | None: ...
+    @property
+    def regret_resolution(self) -> float: ...
+
+
+def fmt_regret_of(gdp: _Regret, style: Style = "unicode") -> str:
+    """A report's regret (``report.gdp``) as ``fmt_regret`` writes it at the report's
+    resolution; "—" when there is none (no finite μ)."""
+    return "—" if gdp.regret is None else fmt_regret(gdp.regret, style, gdp.regret_resolution)
 
 
 def fmt_beta(value: float, style: Style = "unicode", tpr: float | None = None) -> str:
@@ -418,7 +434,7 @@ def filters(style: Style) -> dict[str, Callable[..., object]]:
         "epsilon": bind(fmt_epsilon),
         "delta": bind(fmt_delta),
         "advantage": bind(fmt_advantage),
-        "regret": bind(fmt_regret),
+        "regret": lambda value, resolution=REGRET_RESOLUTION: fmt_regret(value, style, resolution),
         "error_bound": bind(fmt_error_bound),
         "beta": lambda beta, tpr=None: fmt_beta(beta, style, tpr),
         "tpr": lambda tpr, beta=None: fmt_tpr(tpr, beta, style),

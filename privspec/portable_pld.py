@@ -106,11 +106,16 @@ def _connect_the_dots(loss: Any, discretization: float) -> Any:
                                                                  deltas)
 
 
+#: dp-accounting's default for how much of a Gaussian's tails a PLD may cut (to +∞).
+LOG_TAIL_MASS = -50.0
+
+
 def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
                  sampling_prob: float = 1.0, discretization: float,
-                 replace_one: bool = False) -> Any:
+                 replace_one: bool = False, log_tail_mass: float = LOG_TAIL_MASS) -> Any:
     """``from_gaussian_mechanism(standard_deviation, sensitivity=…, sampling_prob=…,
-    value_discretization_interval=discretization, use_connect_dots=True, …)``.
+    value_discretization_interval=discretization, use_connect_dots=True,
+    log_mass_truncation_bound=log_tail_mass, …)``.
 
     Under add-or-remove the result is symmetric when nothing is subsampled and has a
     remove and an add direction otherwise; replace-one is left to the library.
@@ -119,11 +124,13 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
         return plds.from_gaussian_mechanism(
             standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,
             value_discretization_interval=discretization, use_connect_dots=True,
-            neighboring_relation=plds.NeighborRel.REPLACE_ONE)
+            neighboring_relation=plds.NeighborRel.REPLACE_ONE,
+            log_mass_truncation_bound=log_tail_mass)
 
     def direction(adjacency: plm.AdjacencyType) -> Any:
         loss = _GridGaussianLoss(standard_deviation, sensitivity=sensitivity,
-                                 sampling_prob=sampling_prob, adjacency_type=adjacency)
+                                 sampling_prob=sampling_prob, adjacency_type=adjacency,
+                                 log_mass_truncation_bound=log_tail_mass)
         return _connect_the_dots(loss, discretization)
 
     remove = direction(plm.AdjacencyType.REMOVE)

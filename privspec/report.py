@@ -48,6 +48,9 @@ class Accounting(_Frozen):
     method: str = Field(description="The accountant and its settings, in words.")
     discretization: float = Field(description="Value discretization interval h of the PLDs.")
     floor: float = Field(description="Numerical floor τ under which μ holds (MATH.md §2).")
+    requested_floor: float | None = Field(
+        None, description="The floor the spec asked for, when the accounting could not meet "
+        "it and ``floor`` is the smallest power of ten it could; null otherwise.")
     tail_mass_truncation: float = Field(
         description="Tail mass a composition may move to +∞ (pessimistically).")
     relative_error: float | None = Field(
@@ -65,6 +68,9 @@ class GDP(_Frozen):
     no_finite_mu_reason: str | None = Field(description="Why no finite μ exists, when it does not.")
     regret: float | None = Field(
         description="Δ-divergence between the curve and G_μ (Kaissis et al. 2024); null without μ.")
+    regret_resolution: float = Field(
+        1e-9, description="Regrets below this are not resolved (the composition's error "
+        "bound, at least 10⁻⁹) and are printed as '< this'.")
     regret_threshold: float = Field(description="Threshold for Tier I (regret at most this).")
     tier: Literal[1, 2] = Field(description="1: μ alone tells the story; 2: read the trade-off table.")
     advantage: float = Field(description="Best attack's advantage TPR − FPR, η = δ(0).")

@@ -625,11 +625,13 @@ class AccountingOptions(_Strict):
         description="Value discretization interval h of dp-accounting's PLDs; smaller is "
         "tighter and slower.",
     )
-    floor: Annotated[float, Field(ge=0, le=1e-3, allow_inf_nan=False)] = Field(
+    floor: Annotated[float, Field(ge=1e-100, le=1e-3, allow_inf_nan=False)] = Field(
         1e-12,
         description="Numerical floor τ: μ is claimed as f(α) ≥ G_μ(α) − τ for every α "
         "(MATH.md §2); masses below τ, such as the accountant's truncated tails, are "
-        "covered by it.",
+        "covered by it. From 10⁻¹⁰⁰ (a numerical accountant cannot certify τ = 0) to "
+        "10⁻³. Where the accounting cannot meet it, the report says so and uses the "
+        "smallest power of ten it can meet.",
     )
 
 

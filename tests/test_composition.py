@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privspec import composition
 from privspec.composition import DIRECT_WIDTH, compose
 from privspec.curve import LossPMF, pmfs_from_pld
 from privspec.evaluation import evaluate
-from privspec.portable_pld import gaussian_pld
+from privspec.portable_pld import discrete_gaussian_pld, gaussian_pld
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,19 +47,32 @@ def tail_sums(probs: np.ndarray, losses: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.cumsum(p), np.cumsum(np.exp(-y) * p)
 
 
-@pytest.mark.parametrize(("sigma", "rate", "count", "h"), [
-    (1.0, 0.05, 40, 2e-2),   # a run of weak steps
-    (0.8, 0.3, 6, 5e-3),     # strong steps: tails of 10⁻³⁰ and below
-    (2.0, 0.01, 30, 2e-3),   # asymmetric directions
+@pytest.mark.parametrize(("sigma", "rate", "count", "h", "sparse"), [
+    (1.0, 0.05, 40, 2e-2, None),    # a run of weak steps
+    (0.8, 0.3, 6, 5e-3, None),      # strong steps: tails of 10⁻³⁰ and below
+    (2.0, 0.01, 30, 2e-3, None),    # asymmetric directions
+    (2.0, None, 8, 1e-2, True),     # discrete Gaussian: a comb, convolved atom by atom
+    (2.0, None, 30, 1e-2, False),   # the same comb, tilted
 ])
-def test_tail_sums_within_the_stated_bound(sigma: float, rate: float, count: int,
-                                           h: float) -> None:
+def test_tail_sums_within_the_stated_bound(sigma: float, rate: float | None, count: int,
+                                           h: float, sparse: bool | None,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Every tail sum the curve uses is within the composition's stated relative error
-    of the exact one, down to the truncation budget (the mass moved to +∞ covers the rest)."""
-    for direction in pmfs_from_pld(gaussian_pld(sigma, sampling_prob=rate, discretization=h)):
+    of the exact one, down to the truncation budget (the mass moved to +∞ covers the rest).
+    ``rate`` None: a discrete Gaussian, whose losses are 1/σ² apart, 25 grid steps at
+    h = 0.01 (``sparse``: whether the atoms are convolved directly or the comb tilted)."""
+    if rate is None:
+        pld = discrete_gaussian_pld(sigma, sensitivity=1, discretization=h)
+        if not sparse:
+            monkeypatch.setattr(composition, "SPARSE_PRODUCTS", 0)
+    else:
+        pld = gaussian_pld(sigma, sampling_prob=rate, discretization=h)
+    for direction in pmfs_from_pld(pld):
         composed = compose([(direction, count)], h, truncation=1e-15)
-        # the tilted path, not the direct one
+        # not the dense direct convolution
         assert count * (direction.probs.size - 1) + 1 > DIRECT_WIDTH
+        if sparse is not None:  # a direct convolution keeps the negative losses
+            assert (composed.losses[0] < 0) == sparse
         assert composed.certified and 0 < composed.relative_error < 1e-6
         exact, _ = exact_composition(direction, count)
         assert direction.grid is not None and composed.grid is not None

@@ -62,3 +62,51 @@ def test_tail_truncation_counts_repeated_stages_at_every_depth() -> None:
             {"repeat": 3, "mechanism": {"laplace": {"scale": 1.0}}}]}}]}})
     # 2 + four nodes + two repeated stages (each one more truncating self-composition)
     assert tail_mass_truncation(spec) == 1e-14 / (10 * 8)
+
+
+def _with_floor(mechanism: dict[str, object], floor: float) -> dict[str, object]:
+    return {"privspec": 1, "title": "floor", "unit": "one record",
+            "neighbouring": "add-or-remove", "mechanism": mechanism,
+            "accounting": {"floor": floor}}
+
+
+DPSGD_SHORT = {"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 2000}}
+
+
+def test_smaller_floors_are_met_and_cost_a_larger_mu() -> None:
+    """Issue 12, item 4: a floor far below 10⁻¹² is met (each Gaussian release cuts its
+    tails to a millionth of the composition's budget), and μ grows as τ shrinks."""
+    mus = []
+    for floor in (1e-9, 1e-12, 1e-20, 1e-30, 1e-60):
+        report = privspec.evaluate(_with_floor(DPSGD_SHORT, floor))
+        assert report.accounting.floor == floor and report.accounting.requested_floor is None
+        assert report.gdp.mu is not None, floor
+        assert report.gdp.mass_at_infinity <= floor
+        mus.append(report.gdp.mu)
+    assert mus == sorted(mus) and mus[0] < mus[-1]
+
+
+def test_a_floor_the_accounting_cannot_meet_is_raised_and_said() -> None:
+    """dp-accounting cuts a discrete Gaussian's noise at 11.6σ, leaving ~10⁻³⁰ at +∞: a
+    floor of 10⁻⁴⁰ cannot be met, so μ is stated at the smallest power of ten that can."""
+    report = privspec.evaluate(_with_floor(
+        {"repeat": {"count": 5, "mechanism": {"discrete_gaussian": {"sigma": 3, "sensitivity": 1}}}},
+        1e-40))
+    assert report.accounting.requested_floor == 1e-40
+    assert 1e-40 < report.accounting.floor <= 1e-20
+    assert report.gdp.mu is not None
+    assert "accounting/floor-raised" in {w.code for w in report.warnings}
+    # At the raised floor, asked for directly, the same μ and no caveat.
+    direct = privspec.evaluate(_with_floor(
+        {"repeat": {"count": 5, "mechanism": {"discrete_gaussian": {"sigma": 3, "sensitivity": 1}}}},
+        report.accounting.floor))
+    assert direct.accounting.requested_floor is None
+    assert "accounting/floor-raised" not in {w.code for w in direct.warnings}
+
+
+def test_a_genuine_delta_is_never_hidden_by_raising_the_floor() -> None:
+    """An (ε, δ) release with δ > τ has no finite μ (seed 000, Prop. 6.2): the floor is
+    not raised to swallow δ."""
+    report = privspec.evaluate(_with_floor({"approximate_dp": {"epsilon": 1.0, "delta": 1e-6}},
+                                           1e-12))
+    assert report.gdp.mu is None and report.accounting.requested_floor is None

@@ -184,3 +184,12 @@ def test_filters_are_bound_to_a_style() -> None:
     assert unicode["mu"](1e-10) == "10⁻¹⁰"
     assert latex["esc"]("50%") == r"50\%"
     assert unicode["esc"]("a|b") == r"a\|b"
+
+
+def test_regrets_below_the_resolution_print_as_a_bound() -> None:
+    """Issue 12: a regret within the composition's error bound is not a figure."""
+    assert f.fmt_regret(3e-10) == "< 10⁻⁹"
+    assert f.fmt_regret(9.13e-9, resolution=1e-8) == "< 10⁻⁸"
+    assert f.fmt_regret(9.13e-9, "latex", resolution=1e-8).startswith("$<$ ")
+    assert f.fmt_regret(2.5e-8, resolution=1e-8) == "2.5 × 10⁻⁸"
+    assert f.fmt_regret(3e-10, resolution=1e-12) == "< 10⁻⁹"  # never finer than 10⁻⁹

@@ -26,6 +26,7 @@ SCHEMA_REJECTS = [
     "empty-composition", "huge-repetitions", "inf-and-nan", "missing-keys",
     "negative-or-zero-scale", "not-a-mapping", "numbers-as-strings",
     "relation-and-field-problems", "sampling-rate-out-of-range", "shuffle", "unknown-key-typo",
+    "zero-floor",
     "unknown-kind", "wrong-types",
 ]
 #: Invalid specs whose only problems are cross-field rules a JSON Schema does not express.
