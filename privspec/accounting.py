@@ -22,7 +22,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec import spec as s
-from privspec.composition import compose
+from privspec.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.portable_pld import (
     LOG_TAIL_MASS,
@@ -37,6 +37,11 @@ ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 
 #: Tail mass a composition may move to +∞ (at most; the floor may ask for less).
 TAIL_MASS_TRUNCATION = 1e-15
+
+
+#: Relative error aimed at for a stage's own composition: it only gives the stage's μ,
+#: printed to three digits (any error reached is still added towards the attacker).
+STAGE_TARGET = 1e-4
 
 
 #: Sampling rates closer to 1 than this are accounted as 1 (no amplification).
@@ -147,7 +152,8 @@ def account(spec: s.Spec) -> Accounted:
         total.add(part)
         if key not in accounts and len(keys) > 1:
             accounts[key] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
-                             if not part.releases else StageAccount(None, lowering.finish(part)))
+                             if not part.releases
+                             else StageAccount(None, lowering.finish(part, STAGE_TARGET)))
     return Accounted(pmfs=lowering.finish(total),
                      stages=tuple(accounts[key] for key in keys) if accounts else (),
                      truncation=lowering.truncation)
@@ -181,14 +187,15 @@ class _Lowering:
             raise ValueError("a mechanism with no parts")
         return releases
 
-    def finish(self, lowered: _Lowered) -> tuple[LossPMF, ...]:
+    def finish(self, lowered: _Lowered, target: float = TARGET_RELATIVE_ERROR
+               ) -> tuple[LossPMF, ...]:
         """Compose the releases of ``lowered``: one PMF per direction, a symmetric
-        release's one PMF serving both (``composition.compose``)."""
+        release's one PMF serving both (``composition.compose``, aiming at ``target``)."""
         releases = self.releases(lowered)
         directions = max(len(pmfs) for pmfs, _ in releases)
         return tuple(
             compose([(pmfs[min(d, len(pmfs) - 1)], count) for pmfs, count in releases],
-                    self.h, self.truncation)
+                    self.h, self.truncation, target)
             for d in range(directions))
 
     @staticmethod
