@@ -59,7 +59,7 @@ MAX_RELATIVE_ERROR = 1e-3
 DIRECT_WIDTH = 4096
 #: Products of atoms the sparse direct convolution may form in all, before it gives way
 #: to the tilted FFT (each product costs some 30 bytes while it is summed).
-SPARSE_PRODUCTS = 4000000
+SPARSE_PRODUCTS = 4_000_000
 
 
 class CompositionError(ValueError):
