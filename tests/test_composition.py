@@ -192,8 +192,11 @@ def test_reports_do_not_depend_on_the_cpus_vector_units(tmp_path: Path) -> None:
     figure's SVG) reports are byte-identical with numpy's AVX-512 code switched off
     (an AVX2 machine), and with AVX2/FMA switched off too; each setting is checked to
     have taken effect (the levels ``numpy.show_runtime()`` lists as found).  Besides
-    the examples: long runs of releases whose PLDs dp-accounting builds."""
+    the examples (and the De et al. family behind ``table.md``): long runs of releases
+    whose PLDs dp-accounting builds."""
     paths = [f"examples/{name}.privspec.yaml" for name in RENDERED]
+    paths += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples" / "de-et-al-2022")
+                    .glob("*.privspec.yaml"))
     for name, mechanism in LIBRARY_RELEASES.items():
         spec = tmp_path / f"{name}.privspec.yaml"
         spec.write_text(json.dumps({**_dpsgd(mechanism), "title": name}), encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from scipy.stats import norm
 
@@ -110,3 +112,16 @@ def test_a_genuine_delta_is_never_hidden_by_raising_the_floor() -> None:
     report = privspec.evaluate(_with_floor({"approximate_dp": {"epsilon": 1.0, "delta": 1e-6}},
                                            1e-12))
     assert report.gdp.mu is None and report.accounting.requested_floor is None
+
+
+def test_a_million_dpsgd_steps_stay_tight() -> None:
+    """10⁶ steps of z = 1.1, q = 0.004: connect-the-dots' excess mass (rounding below
+    the bulk, clipped at 0) once made the curve 1.3 % heavier and μ 9.29; the CLT
+    approximation of Dong, Roth & Su (Thm 3.4), μ ≈ q·√(T(e^{1/z²} − 1)) = 4.53, is
+    what a tight accounting approaches at this length."""
+    steps, z, q = 10**6, 1.1, 0.004
+    report = privspec.evaluate(_with_floor(
+        {"dpsgd": {"noise_multiplier": z, "sampling_rate": q, "steps": steps}}, 1e-12))
+    clt = q * math.sqrt(steps * math.expm1(1 / z**2))
+    assert report.gdp.mu is not None and 0.98 * clt <= report.gdp.mu <= 1.02 * clt
+    assert "accounting/excess-mass" not in {w.code for w in report.warnings}
