@@ -24,11 +24,11 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from scipy.special import ndtr
 
 import privspec
-from privspec.accounting import account
-from privspec.curve import curve_from_pld
-from privspec.gdp import mu_from_curve, regret
-from privspec.loader import load_spec
-from privspec.spec import Spec
+from privspec.numerics.accounting import account
+from privspec.numerics.curve import curve_from_pld
+from privspec.numerics.gdp import mu_from_curve, regret
+from privspec.spec.loader import load_spec
+from privspec.spec.models import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 DPSGD = ROOT / "examples" / "cifar10-dpsgd-eps8.privspec.yaml"
@@ -118,7 +118,7 @@ def main() -> None:
     spec = load_spec(DPSGD)
     t_eval, t_own, ratio = paired(lambda: privspec.evaluate(spec), lambda: account(spec), 2 * r + 1)
     rows.append(("(b′) the same, against privspec's own composition", f"{t_eval:.3f} s",
-                 f"{ratio:.2f}× `privspec.accounting.account` ({t_own:.3f} s)", "—"))
+                 f"{ratio:.2f}× `privspec.numerics.accounting.account` ({t_own:.3f} s)", "—"))
 
     # (c) census example vs an interpreter start-up and vs the DP-SGD composition.
     t_census = median_time(lambda: privspec.evaluate(CENSUS), r)

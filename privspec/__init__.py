@@ -1,13 +1,13 @@
 """privspec: declarative, tight, readable differential-privacy reports.
 
-``privspec.evaluate(spec_or_path)`` returns a :class:`privspec.report.Report`.
+``privspec.evaluate(spec_or_path)`` returns a :class:`privspec.report.model.Report`.
 The numerical stack (numpy, scipy, dp-accounting) is imported only when
 ``evaluate`` is first used, so that ``import privspec`` stays light.
 
 For training scripts: ``privspec.spec_from_dpsgd(noise_multiplier=..., batch_size=...,
 dataset_size=..., steps=..., title=...)`` builds a spec, ``privspec.spec_to_yaml(spec)``
-writes it as a file, and ``privspec.render.render(report, "markdown")`` renders a report
-(``privspec.builders``; imported on first use).
+writes it as a file, and ``privspec.report.render.render(report, "markdown")`` renders a report
+(``privspec.workflows.builders``; imported on first use).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from privspec.builders import spec_from_dpsgd, spec_to_yaml
-    from privspec.report import Report
-    from privspec.spec import Spec
+    from privspec.report.model import Report
+    from privspec.spec.models import Spec
+    from privspec.workflows.builders import spec_from_dpsgd, spec_to_yaml
 
 #: Names imported from their module on first use (PEP 562), to keep ``import privspec`` light.
-_LAZY = {"spec_from_dpsgd": "privspec.builders", "spec_to_yaml": "privspec.builders"}
+_LAZY = {"spec_from_dpsgd": "privspec.workflows.builders", "spec_to_yaml": "privspec.workflows.builders"}
 
 
 def __getattr__(name: str) -> Any:
@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
 
 def evaluate(spec: Spec | str | Any, **kwargs: Any) -> Report:
     """Evaluate a spec (a ``Spec``, a dict, or a path to a YAML file) into a ``Report``."""
-    from privspec.evaluation import evaluate as _evaluate
+    from privspec.report.evaluation import evaluate as _evaluate
 
     return _evaluate(spec, **kwargs)
 

@@ -1,5 +1,5 @@
 """dp-accounting's own composition of a spec's releases: the reference that the tilted
-composition (``privspec.composition``) is checked against, never a source of numbers."""
+composition (``privspec.numerics.composition``) is checked against, never a source of numbers."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec.accounting import _Lowering, tail_mass_truncation
-from privspec.composition import accountant_compose
-from privspec.spec import Spec
+from privspec.numerics.accounting import _Lowering, tail_mass_truncation
+from privspec.numerics.composition import accountant_compose
+from privspec.spec.models import Spec
 
 
 def accountant_pld(spec: Spec) -> Any:

@@ -1,4 +1,4 @@
-"""Hand-built, realistic :class:`privspec.report.Report` values for the renderer's tests.
+"""Hand-built, realistic :class:`privspec.report.model.Report` values for the renderer's tests.
 
 The numbers are close to what the evaluator computes for these mechanisms
 (REPORT-MOCKUP.md; the curves are the closed forms of MATH.md §6, G_μ from
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from privspec.report import (
+from privspec.report.model import (
     GDP,
     Accounting,
     Caveat,

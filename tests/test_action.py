@@ -1,4 +1,4 @@
-"""The GitHub Action's script (``python -m privspec.action``) in a temporary repository, and
+"""The GitHub Action's script (``python -m privspec.cli.action``) in a temporary repository, and
 the ``action.yml`` and README workflow that run it."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import yaml
 from git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
 
 import privspec
-from privspec import formatting as fmt
-from privspec.action import COMMENT_MARKER, main
-from privspec.loader import load_spec_text
+from privspec.cli.action import COMMENT_MARKER, main
+from privspec.report import formatting as fmt
+from privspec.spec.loader import load_spec_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = "specs/train.privspec.yaml"
@@ -197,7 +197,7 @@ def test_runs_as_a_module_with_github_environment(
     summary, outputs = tmp_path / "summary.md", tmp_path / "out.txt"
     env = {**GIT_ENV, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs),
            "RUNNER_TEMP": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-m", "privspec.action", "--base", base, "--head",
+    done = subprocess.run([sys.executable, "-m", "privspec.cli.action", "--base", base, "--head",
                            head, "--max-mu", "", "--max-epsilon", "", "--delta", "",
                            "--max-advantage", "", "--require-tier1", "false",
                            "--fail-on-weaker", "false"],
@@ -217,7 +217,7 @@ def test_action_yml_runs_the_module_with_every_input() -> None:
     install = next(s for s in steps if s.get("name") == "Install privspec")
     assert 'pip install --quiet "$GITHUB_ACTION_PATH"' in install["run"]
     run = next(s for s in steps if s.get("id") == "privspec")
-    assert run["run"].startswith("python -m privspec.action")
+    assert run["run"].startswith("python -m privspec.cli.action")
     # every input reaches the script through the environment, never pasted into the script
     assert "${{" not in run["run"]
     for name in action["inputs"]:

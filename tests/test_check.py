@@ -11,12 +11,12 @@ import pytest
 from git_repo import dpsgd_spec
 
 import privspec
-from privspec import formatting as fmt
-from privspec.budget import Limit, check_report, limits_from_options, with_deltas
 from privspec.cli import main
-from privspec.diagnostics import SpecError
-from privspec.loader import load_spec_text
-from privspec.report import Report
+from privspec.report import formatting as fmt
+from privspec.report.model import Report
+from privspec.spec.diagnostics import SpecError
+from privspec.spec.loader import load_spec_text
+from privspec.workflows.budget import Limit, check_report, limits_from_options, with_deltas
 
 NO_MU = """privspec: 1
 title: A black box
@@ -173,7 +173,7 @@ def test_budget_section_is_validated_and_left_out_of_the_report_hash() -> None:
         load_spec_text(dpsgd_spec(budget="delta: 1e-5"))
     with pytest.raises(SpecError, match="did you mean 'max_advantage'"):
         load_spec_text(dpsgd_spec(budget="max_advantag: 0.1"))
-    from privspec.evaluation import spec_sha256
+    from privspec.report.evaluation import spec_sha256
 
     plain = load_spec_text(dpsgd_spec())
     budgeted = load_spec_text(dpsgd_spec(budget="max_mu: 1\nrequire_tier1: true"))

@@ -115,7 +115,7 @@ def test_the_committed_examples_are_up_to_date(capsys: pytest.CaptureFixture[str
     The files record the numerical stack's versions; when the installed ones differ,
     tests/test_render.py still compares everything else and this test skips.
     """
-    from privspec.evaluation import _versions
+    from privspec.report.evaluation import _versions
 
     monkeypatch.chdir(ROOT)
     committed = (ROOT / "examples" / "rendered" / "laplace-counts.md").read_text(
@@ -218,12 +218,12 @@ def test_an_evaluator_refusal_is_one_line_and_exit_2(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Every command that evaluates reports the evaluator's refusal the same way, and
     writes nothing."""
-    import privspec.evaluation
+    import privspec.report.evaluation
 
     def refuse(*_: object, **__: object) -> None:
         raise ValueError("no accounting for this")
 
-    monkeypatch.setattr(privspec.evaluation, "evaluate", refuse)
+    monkeypatch.setattr(privspec.report.evaluation, "evaluate", refuse)
     before = sorted(Path().iterdir())
     assert main([command[0], LAPLACE, *command[1:]]) == 2
     err = capsys.readouterr().err.strip().splitlines()

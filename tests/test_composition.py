@@ -1,4 +1,4 @@
-"""The tilted composition (privspec.composition) against exact oracles, and the
+"""The tilted composition (privspec.numerics.composition) against exact oracles, and the
 invariances it exists for (issue 12): the same figures however a run is split, and on
 CPUs with other vector units."""
 
@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privspec import composition
-from privspec.composition import DIRECT_WIDTH, compose
-from privspec.curve import LossPMF, pmfs_from_pld
-from privspec.evaluation import evaluate
-from privspec.portable_pld import discrete_gaussian_pld, gaussian_pld
+from privspec.numerics import composition
+from privspec.numerics.composition import DIRECT_WIDTH, compose
+from privspec.numerics.curve import LossPMF, pmfs_from_pld
+from privspec.numerics.portable_pld import discrete_gaussian_pld, gaussian_pld
+from privspec.report.evaluation import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,8 +153,8 @@ _LEVELS = ("X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR")
 _RENDER_SCRIPT = f"LEVELS = {_LEVELS!r}\n" + """
 import json, sys
 from numpy._core._multiarray_umath import __cpu_features__ as features
-from privspec.evaluation import evaluate
-from privspec.render import render
+from privspec.report.evaluation import evaluate
+from privspec.report.render import render
 out = {"levels": {name: bool(features.get(name, False)) for name in LEVELS}}
 for path in sys.argv[1:]:
     report = evaluate(path, spec_path=path)

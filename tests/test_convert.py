@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import norm
 
 from privspec.cli import main
-from privspec.gdp import epsilon_from_mu_delta, gaussian_delta, mu_from_epsilon_delta
+from privspec.numerics.gdp import epsilon_from_mu_delta, gaussian_delta, mu_from_epsilon_delta
 
 # Seed 000, Table 3: μ of the Gaussian mechanism meeting (ε, δ), to two decimals.
 TABLE3 = {

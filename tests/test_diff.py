@@ -10,17 +10,17 @@ import pytest
 from git_repo import GIT_ENV, commit, dpsgd_spec, init_repo
 
 import privspec
-from privspec import formatting as fmt
 from privspec.cli import main
-from privspec.diffing import (
+from privspec.report import formatting as fmt
+from privspec.report.model import Report
+from privspec.spec.loader import load_spec_text
+from privspec.workflows.diffing import (
     _change,
     changes_summary,
     percent_text,
     spec_changes,
     value_text,
 )
-from privspec.loader import load_spec_text
-from privspec.report import Report
 
 SPEC = "specs/train.privspec.yaml"
 
@@ -170,8 +170,8 @@ def test_kind_change_and_new_sections_are_listed() -> None:
         {"name": "search", "repeat": 8, "mechanism": {"gaussian": {"noise_multiplier": 12.0}}},
         {"mechanism": {"laplace": {"scale": 2.0}}}]},
         "report": {"deltas": [1e-5]}, "budget": {"max_mu": 1}}
-    changes = spec_changes(privspec.spec.Spec.model_validate(base),
-                           privspec.spec.Spec.model_validate(head))
+    changes = spec_changes(privspec.spec.models.Spec.model_validate(base),
+                           privspec.spec.models.Spec.model_validate(head))
     by_path = {c.path: c for c in changes}
     assert by_path["mechanism"].change == "changed"  # another kind: one change, not two
     assert by_path["mechanism"].before_text == "{gaussian: {noise_multiplier: 2}}"

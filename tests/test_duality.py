@@ -23,16 +23,16 @@ import numpy as np
 import pytest
 from accountant_reference import accountant_pld
 
-from privspec.accounting import PLD, pmfs_from_spec
-from privspec.curve import (
+from privspec.numerics.accounting import PLD, pmfs_from_spec
+from privspec.numerics.curve import (
     TradeoffCurve,
     curve_from_pmfs,
     delta_from_curve,
     pmfs_from_pld,
 )
-from privspec.gdp import gaussian_delta, gaussian_tradeoff, mu_from_curve
-from privspec.loader import load_spec
-from privspec.spec import Spec
+from privspec.numerics.gdp import gaussian_delta, gaussian_tradeoff, mu_from_curve
+from privspec.spec.loader import load_spec
+from privspec.spec.models import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.privspec.yaml"))
@@ -107,7 +107,7 @@ def epsilons_for(pld: PLD) -> np.ndarray:
 def widening(curve: TradeoffCurve | None, epsilon: float) -> float:
     """How much the curve's documented widenings can raise its δ(ε): tail sums of j terms
     moved by 2ju towards the attacker, and by the composition's relative error bound r
-    (TPR·(1 + r), α·(1 − r); privspec.curve.points_from_pmf)."""
+    (TPR·(1 + r), α·(1 − r); privspec.numerics.curve.points_from_pmf)."""
     if curve is None:
         return 0.0
     terms = max(c.losses.size for c in curve.points) + 1

@@ -8,7 +8,7 @@ import pytest
 from dp_accounting.pld import common
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec.curve import curve_from_pld, epsilon_for_delta
+from privspec.numerics.curve import curve_from_pld, epsilon_for_delta
 
 CASES = {
     "gaussian": lambda: plds.from_gaussian_mechanism(1.0, use_connect_dots=True),

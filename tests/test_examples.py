@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import norm
 
 import privspec
-from privspec.report import Report
+from privspec.report.model import Report
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

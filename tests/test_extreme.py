@@ -55,8 +55,8 @@ def test_dpsgd_on_the_whole_dataset_is_exactly_gaussian() -> None:
 
 
 def test_tail_truncation_counts_repeated_stages_at_every_depth() -> None:
-    from privspec.accounting import tail_mass_truncation
-    from privspec.spec import Spec
+    from privspec.numerics.accounting import tail_mass_truncation
+    from privspec.spec.models import Spec
 
     spec = Spec.model_validate({**gaussian(1.0), "accounting": {"floor": 1e-14}, "mechanism": {
         "compose": [{"mechanism": {"compose": [

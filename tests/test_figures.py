@@ -1,4 +1,4 @@
-"""privspec.figures and the commands that draw: ``privspec plot``, figures beside written
+"""privspec.report.figures and the commands that draw: ``privspec plot``, figures beside written
 Markdown, ``privspec diff --plot``; deterministic bytes; a clear error without matplotlib;
 ``import privspec`` never imports matplotlib."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from report_fixtures import FIXTURES
 
-from privspec import figures
 from privspec.cli import main
+from privspec.report import figures
 
 ROOT = Path(__file__).resolve().parent.parent
 CIFAR = ROOT / "examples" / "cifar10-dpsgd-eps8.privspec.yaml"
@@ -174,6 +174,6 @@ def test_diff_plot_draws_both_curves(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_import_privspec_does_not_import_matplotlib() -> None:
-    code = ("import sys, privspec, privspec.render, privspec.figures, privspec.cli; "
+    code = ("import sys, privspec, privspec.report.render, privspec.report.figures, privspec.cli; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

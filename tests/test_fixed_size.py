@@ -16,11 +16,11 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from scipy.stats import norm
 
 import privspec
-from privspec.accounting import pmfs_from_spec
-from privspec.curve import curve_from_pld, curve_from_pmfs
-from privspec.gdp import mu_from_curve
-from privspec.report import Report
-from privspec.spec import Spec
+from privspec.numerics.accounting import pmfs_from_spec
+from privspec.numerics.curve import curve_from_pld, curve_from_pmfs
+from privspec.numerics.gdp import mu_from_curve
+from privspec.report.model import Report
+from privspec.spec.models import Spec
 
 
 def spec(mechanism: dict[str, object], h: float = 1e-4) -> Spec:
@@ -38,7 +38,7 @@ def wor(noise_multiplier: float, batch: int, n: int, steps: int = 1) -> dict[str
 
 
 def lower_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Andrew's monotone chain, written here independently of privspec.curve."""
+    """Andrew's monotone chain, written here independently of privspec.numerics.curve."""
     hull: list[int] = []
     for i in np.argsort(x, kind="stable"):
         while len(hull) >= 2:

@@ -1,4 +1,4 @@
-"""privspec.formatting: conservative rounding, readable tiny and huge numbers, escaping."""
+"""privspec.report.formatting: conservative rounding, readable tiny and huge numbers, escaping."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privspec import formatting as f
+from privspec.report import formatting as f
 
 _SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privspec.diagnostics import Diagnostic, SpecError, format_gcc_line
-from privspec.loader import load_spec, load_spec_text
-from privspec.spec import MECHANISM_KINDS, Spec
+from privspec.spec.diagnostics import Diagnostic, SpecError, format_gcc_line
+from privspec.spec.loader import load_spec, load_spec_text
+from privspec.spec.models import MECHANISM_KINDS, Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_TEXTS = [p.read_text(encoding="utf-8")

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from test_render import example_report
 
-from privspec.formatting import fmt_mu
-from privspec.render import render_documents
-from privspec.report import Report
+from privspec.report.formatting import fmt_mu
+from privspec.report.model import Report
+from privspec.report.render import render_documents
 
 OFFLINE_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from privspec.cli import main
-from privspec.diagnostics import SpecError, format_gcc
-from privspec.loader import load_spec
+from privspec.spec.diagnostics import SpecError, format_gcc
+from privspec.spec.loader import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 INVALID = sorted((ROOT / "tests" / "invalid").glob("*.privspec.yaml"))

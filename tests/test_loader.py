@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from privspec.diagnostics import (
+from privspec.spec.diagnostics import (
     Diagnostic,
     SpecError,
     format_gcc_line,
     format_github_line,
     format_json,
 )
-from privspec.loader import (
+from privspec.spec.loader import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
     load_spec,
@@ -24,7 +24,7 @@ from privspec.loader import (
     load_yaml_text,
     path_to_str,
 )
-from privspec.spec import MECHANISM_KINDS, DPSGDNode, Spec
+from privspec.spec.models import MECHANISM_KINDS, DPSGDNode, Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.privspec.yaml"))

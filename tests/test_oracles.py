@@ -15,9 +15,9 @@ import pytest
 from scipy.special import ndtri
 
 import privspec
-from privspec.accounting import pmfs_from_spec
-from privspec.curve import curve_from_pmfs
-from privspec.spec import Spec
+from privspec.numerics.accounting import pmfs_from_spec
+from privspec.numerics.curve import curve_from_pmfs
+from privspec.spec.models import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -1,4 +1,4 @@
-"""privspec.portable_pld builds the PLDs dp-accounting builds for single releases.
+"""privspec.numerics.portable_pld builds the PLDs dp-accounting builds for single releases.
 
 Not bit for bit: privspec evaluates exp, expm1 and log1p in long double, which gives
 the same result on every CPU, where numpy's double-precision loops (and so the library's
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec.portable_pld import (
+from privspec.numerics.portable_pld import (
     _GridGaussianLoss,
     _PortableDiscreteGaussianLoss,
     discrete_gaussian_pld,
@@ -91,7 +91,7 @@ def test_replace_one_is_left_to_the_library() -> None:
 @pytest.mark.parametrize("q", [1 - 1e-12, 1 - 1e-13])
 def test_where_the_library_fails_so_does_this_never_with_nan(q: float) -> None:
     """1 − q below what the library's subsampled loss resolves: it raises; so must we
-    (privspec.accounting never asks: it accounts such rates as 1)."""
+    (privspec.numerics.accounting never asks: it accounts such rates as 1)."""
     with pytest.raises(ValueError) as theirs:
         plds.from_gaussian_mechanism(0.3, sampling_prob=q, value_discretization_interval=1e-3,
                                      use_connect_dots=True)

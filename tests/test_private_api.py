@@ -1,4 +1,4 @@
-"""Pin ``privspec.curve.pmfs_from_pld``: the one function that reads dp-accounting privates.
+"""Pin ``privspec.numerics.curve.pmfs_from_pld``: the one function that reads dp-accounting privates.
 
 If a dp-accounting release renames or re-means ``_pmf_remove``, ``_pmf_add``,
 ``_symmetric``, ``_lower_loss``, ``_probs``, ``_discretization`` or ``_infinity_mass``,
@@ -16,8 +16,8 @@ import pytest
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec.accounting import PLD
-from privspec.curve import LossPMF, pmfs_from_pld
+from privspec.numerics.accounting import PLD
+from privspec.numerics.curve import LossPMF, pmfs_from_pld
 
 
 def delta_from_pmfs(pmfs: tuple[LossPMF, ...], epsilon: float) -> float:

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privspec
-from privspec.accounting import pmfs_from_spec
-from privspec.curve import LossPMF, TradeoffCurve, curve_from_pmfs
-from privspec.gdp import mu_from_curve, regret
-from privspec.report import Report
-from privspec.spec import Spec
+from privspec.numerics.accounting import pmfs_from_spec
+from privspec.numerics.curve import LossPMF, TradeoffCurve, curve_from_pmfs
+from privspec.numerics.gdp import mu_from_curve, regret
+from privspec.report.model import Report
+from privspec.spec.models import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.privspec.yaml"))
@@ -215,7 +215,7 @@ def test_grid_hull_equals_the_general_hull(path: Path) -> None:
     without the grid it merges the slopes.  Both give the same vertices."""
     from dataclasses import replace
 
-    from privspec.curve import hull_of_chains
+    from privspec.numerics.curve import hull_of_chains
 
     chains = privspec_curve(path).points
     fast = hull_of_chains(chains)
@@ -254,7 +254,7 @@ _CURVES: dict[Path, TradeoffCurve] = {}
 
 def privspec_curve(path: Path) -> TradeoffCurve:
     if path not in _CURVES:
-        from privspec.loader import load_spec
+        from privspec.spec.loader import load_spec
 
         _CURVES[path] = curve_from_pmfs(pmfs_from_spec(load_spec(path)))
     return _CURVES[path]

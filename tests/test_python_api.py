@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 import privspec
-from privspec import formatting as fmt
-from privspec.diagnostics import SpecError
-from privspec.loader import load_spec, load_spec_text
-from privspec.render import render
-from privspec.spec import DPSGD, Spec
+from privspec.report import formatting as fmt
+from privspec.report.render import render
+from privspec.spec.diagnostics import SpecError
+from privspec.spec.loader import load_spec, load_spec_text
+from privspec.spec.models import DPSGD, Spec
 
 TRAINING = {
     "privspec": 1,

@@ -16,8 +16,8 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 
-from privspec.curve import LossPMF, TradeoffCurve, curve_from_pld, curve_from_pmfs
-from privspec.gdp import mu_from_curve, regret
+from privspec.numerics.curve import LossPMF, TradeoffCurve, curve_from_pld, curve_from_pmfs
+from privspec.numerics.gdp import mu_from_curve, regret
 
 
 def g_mu(x: float, mu: float) -> float:

@@ -1,4 +1,4 @@
-"""privspec.render: golden files, Markdown structure, kinds contract, user templates.
+"""privspec.report.render: golden files, Markdown structure, kinds contract, user templates.
 
 Golden files: ``tests/golden/<fixture><suffix>`` for the hand-built reports of
 ``report_fixtures.py``, and ``examples/rendered/<example><suffix>`` for every
@@ -20,7 +20,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from report_fixtures import FIXTURES, NASTY, special_characters
 
-from privspec.render import (
+from privspec.report.model import Report
+from privspec.report.render import (
     FORMATS,
     VARIANTS,
     RenderError,
@@ -28,8 +29,7 @@ from privspec.render import (
     render,
     render_documents,
 )
-from privspec.report import Report
-from privspec.spec import MECHANISM_KINDS
+from privspec.spec.models import MECHANISM_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -59,7 +59,7 @@ def example_figure(stem: str, fmt: str) -> tuple[str, str] | None:
 
 @functools.cache
 def example_report(stem: str) -> Report:
-    from privspec.evaluation import evaluate
+    from privspec.report.evaluation import evaluate
 
     return evaluate(ROOT / "examples" / f"{stem}.privspec.yaml",
                     spec_path=f"examples/{stem}.privspec.yaml")
@@ -172,7 +172,7 @@ def test_markdown_tables_have_their_columns(name: str, report: Report, variant: 
     tokens = _markdown(render(report, "markdown", variant=variant))
     assert not [t for t in tokens if t.type.startswith("html")], "raw HTML in Markdown"
     noun = "training run" if report.mechanism.kind == "dpsgd" else "release"
-    from privspec.formatting import fmt_mu
+    from privspec.report.formatting import fmt_mu
 
     tables = _tables(tokens)
     tradeoff = [t for t in tables if t[0][0] == "attack FPR α"]

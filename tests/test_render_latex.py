@@ -17,8 +17,8 @@ import pytest
 from report_fixtures import FIXTURES
 from test_render import EXAMPLES, example_report
 
-from privspec.render import figure_label_for, macro_prefix_for, render_documents
-from privspec.report import Report
+from privspec.report.model import Report
+from privspec.report.render import figure_label_for, macro_prefix_for, render_documents
 
 
 @pytest.fixture(scope="module")

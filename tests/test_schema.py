@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from privspec.cli import main
-from privspec.loader import load_yaml_text
-from privspec.spec_schema import DEFAULT_SCHEMA_PATH, json_schema, json_schema_text
+from privspec.spec.loader import load_yaml_text
+from privspec.spec.schema import DEFAULT_SCHEMA_PATH, json_schema, json_schema_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / DEFAULT_SCHEMA_PATH

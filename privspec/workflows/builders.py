@@ -3,7 +3,7 @@
 At the end of a DP-SGD training run, without Opacus or any accountant of its own::
 
     import privspec
-    from privspec.render import render
+    from privspec.report.render import render
 
     spec = privspec.spec_from_dpsgd(
         noise_multiplier=1.1, batch_size=256, dataset_size=60_000, steps=10_000,
@@ -13,7 +13,7 @@ At the end of a DP-SGD training run, without Opacus or any accountant of its own
     Path("train.privspec.yaml").write_text(privspec.spec_to_yaml(spec), encoding="utf-8")
 
 Specs are validated exactly as a file is: a mistake raises
-:class:`privspec.diagnostics.SpecError` whose diagnostics name the field
+:class:`privspec.spec.diagnostics.SpecError` whose diagnostics name the field
 (``mechanism.dpsgd.noise_multiplier: must be greater than 0``).  This module
 imports neither numpy nor dp-accounting.
 """
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 if TYPE_CHECKING:
-    from privspec.spec import Spec
+    from privspec.spec.models import Spec
 
 #: The filename diagnostics give for a spec built by :func:`spec_from_dpsgd`.
 BUILT_SPEC_NAME = "<spec_from_dpsgd>"
@@ -77,7 +77,7 @@ def spec_from_dpsgd(
 
 def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
     """Validate spec data (as a YAML file would hold it) with the loader's diagnostics."""
-    from privspec.loader import load_spec_text
+    from privspec.spec.loader import load_spec_text
 
     return load_spec_text(_dump(data), name)
 
@@ -107,7 +107,7 @@ def _dump(data: dict[str, Any]) -> str:
 
 def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
     """``spec`` as the text of a ``*.privspec.yaml`` file (defaults left out, budget kept),
-    which ``privspec.loader.load_spec_text`` reads back as an equal spec."""
+    which ``privspec.spec.loader.load_spec_text`` reads back as an equal spec."""
     data: dict[str, Any] = spec.model_dump(mode="json", exclude_defaults=True)
     if spec.budget is not None:  # excluded from dumps (a policy, not part of the report); last
         data["budget"] = spec.budget.model_dump(mode="json", exclude_defaults=True)

@@ -1,4 +1,4 @@
-"""The JSON Schema of a privspec file, generated from the models in ``privspec.spec``.
+"""The JSON Schema of a privspec file, generated from the models in ``privspec.spec.models``.
 
 The schema is committed as ``schemas/privspec.schema.json`` so that editors
 (``# yaml-language-server: $schema=...``) can complete and check specs; a test
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from privspec.spec import SPEC_VERSION, Spec
+from privspec.spec.models import SPEC_VERSION, Spec
 
 #: Where ``privspec schema`` writes by default, relative to the working directory.
 DEFAULT_SCHEMA_PATH = "schemas/privspec.schema.json"

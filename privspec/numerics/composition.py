@@ -45,7 +45,7 @@ import scipy.fft
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
-from privspec.curve import FloatArray, LossPMF, pmfs_from_pld
+from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
 #: Rounding per FFT stage, in units of u times the transform's ℓ1 input norm.

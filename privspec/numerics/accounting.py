@@ -21,15 +21,15 @@ from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec import spec as s
-from privspec.composition import TARGET_RELATIVE_ERROR, compose
-from privspec.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
-from privspec.portable_pld import (
+from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
+from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
+from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
     discrete_gaussian_pld,
     gaussian_pld,
     laplace_pld,
 )
+from privspec.spec import models as s
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any

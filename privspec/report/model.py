@@ -4,7 +4,7 @@ The evaluator (``privspec.evaluate``) builds it; every output format is a pure
 function of it (``Report.model_dump_json()`` is the JSON format).  Field names
 are part of the public JSON contract: add fields, never change a meaning.
 Probabilities that can be tiny are plain floats (full precision); rounding for
-display happens only in ``privspec.formatting``.
+display happens only in ``privspec.report.formatting``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Loading a ``*.privspec.yaml`` file into a :class:`privspec.spec.Spec`, with positions.
+"""Loading a ``*.privspec.yaml`` file into a :class:`privspec.spec.models.Spec`, with positions.
 
 ``load_spec(path)`` returns a ``Spec`` or raises :class:`SpecError` carrying
 every problem found, each a :class:`Diagnostic` with file, line, column, the
@@ -45,8 +45,8 @@ from yaml.reader import Reader
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
-from privspec.diagnostics import Diagnostic, SpecError
-from privspec.spec import (
+from privspec.spec.diagnostics import Diagnostic, SpecError
+from privspec.spec.models import (
     MECHANISM_KINDS,
     NODE_TYPES,
     RELATION_CHECKED_BY_CALLER,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from privspec.report import Report
-    from privspec.spec import Spec
+    from privspec.report.model import Report
+    from privspec.spec.models import Spec
 
 app = typer.Typer(
     name="privspec",
@@ -82,8 +82,8 @@ def validate(
     the path in the spec and what is allowed. Does not import the numerical
     stack, so it is fast enough for an editor or a pre-commit hook.
     """
-    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
-    from privspec.loader import load_spec
+    from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
+    from privspec.spec.loader import load_spec
 
     problems: list[Diagnostic] = []
     invalid = 0
@@ -121,7 +121,7 @@ def schema(
     """Write the JSON Schema of a spec (for editors), generated from the models."""
     from pathlib import Path
 
-    from privspec.spec_schema import json_schema_text
+    from privspec.spec.schema import json_schema_text
 
     text = json_schema_text()
     if output == "-":
@@ -167,7 +167,7 @@ def _fail(command: str, message: str) -> typer.Exit:
 def _evaluate_or_exit(command: str, spec: Spec, label: str,
                       spec_path: str | None = None) -> Report:
     """Evaluate ``spec``; the evaluator's refusal exits 2 with one line, no traceback."""
-    from privspec.evaluation import evaluate as evaluate_spec
+    from privspec.report.evaluation import evaluate as evaluate_spec
 
     try:
         return evaluate_spec(spec, spec_path=spec_path)
@@ -177,8 +177,8 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
 
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
     """Load every spec; if any is invalid, print all their diagnostics and exit 2."""
-    from privspec.diagnostics import Diagnostic, SpecError, format_diagnostics
-    from privspec.loader import load_spec
+    from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
+    from privspec.spec.loader import load_spec
 
     loaded: list[tuple[str, Spec]] = []
     problems: list[Diagnostic] = []
@@ -206,7 +206,7 @@ def evaluate(
     Rounding in the text summary is conservative: μ, ε, regret and advantage up.
     The JSON is the full, unrounded report model that every renderer uses.
     """
-    from privspec import formatting as fmt
+    from privspec.report import formatting as fmt
 
     for path, spec in _load_all_or_exit(specs):
         report = _evaluate_or_exit("evaluate", spec, path, spec_path=path)
@@ -246,8 +246,8 @@ def convert(
     (ε, δ)-DP. With --mu and --delta: ε(δ) of μ-GDP. Numbers are rounded up to
     three significant digits (a larger μ or ε is the safe side).
     """
-    from privspec import formatting as fmt
-    from privspec.gdp import epsilon_from_mu_delta, mu_from_epsilon_delta
+    from privspec.numerics.gdp import epsilon_from_mu_delta, mu_from_epsilon_delta
+    from privspec.report import formatting as fmt
 
     deltas = list(delta or (TABLE3_DELTAS if table else ()))
     epsilons = list(epsilon or (TABLE3_EPSILONS if table else ()))
@@ -302,7 +302,7 @@ def table(
 ) -> None:
     """One before/after table for a family of specs: each spec's published claim, privspec's
     ε at the same δ, μ, regret and verdict (one row per spec, in the order given)."""
-    from privspec.render import RenderError, render_table
+    from privspec.report.render import RenderError, render_table
 
     reports = [_evaluate_or_exit("table", spec, path, spec_path=path)
                for path, spec in _load_all_or_exit(specs)]
@@ -327,7 +327,7 @@ def table(
 
 def _render_targets(formats: list[str], variant: str | None) -> list[tuple[str, str | None]]:
     """``["markdown", "latex:standalone", "json,latex"]`` -> (format, variant) pairs."""
-    from privspec.render import FORMATS, RenderError
+    from privspec.report.render import FORMATS, RenderError
 
     targets: list[tuple[str, str | None]] = []
     for item in formats:
@@ -434,8 +434,8 @@ def render(
     import difflib
     import os
 
-    from privspec import figures
-    from privspec.render import (
+    from privspec.report import figures
+    from privspec.report.render import (
         RenderError,
         default_command,
         figure_paths,
@@ -564,7 +564,7 @@ def _figure_format_or_exit(path: str, command: str) -> str:
     """The figure format of a file name (.svg, .png, .pdf), or a one-line error and exit 2."""
     import os
 
-    from privspec import figures
+    from privspec.report import figures
 
     extension = os.path.splitext(path)[1].lower().lstrip(".")
     if extension not in figures.FIGURE_FORMATS:
@@ -595,7 +595,7 @@ def plot(
     2 when it cannot run.
     """
     form = _figure_format_or_exit(output, "plot")
-    from privspec import figures
+    from privspec.report import figures
 
     ((_, loaded),) = _load_all_or_exit([spec])
     report = _evaluate_or_exit("plot", loaded, spec, spec_path=spec)
@@ -620,8 +620,8 @@ class DiffFormat(StrEnum):
 
 
 def _spec_from_text_or_exit(text: str, label: str) -> Spec:
-    from privspec.diagnostics import SpecError, format_diagnostics
-    from privspec.loader import load_spec_text
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.spec.loader import load_spec_text
 
     try:
         return load_spec_text(text, label)
@@ -661,7 +661,7 @@ def diff(
     flagged: the numbers then protect different things. Exit 0 when done (1 with
     --fail-on-weaker and a weaker result), 2 when it cannot run.
     """
-    from privspec.diffing import (
+    from privspec.workflows.diffing import (
         DiffError,
         SpecDiff,
         aligned,
@@ -712,7 +712,7 @@ def diff(
         results.append((path, diff_reports(before, after, *reports, before_label=old_label,
                                            after_label=new_label)))
         if plot_file is not None and plot_form is not None:
-            from privspec.figures import comparison_bytes
+            from privspec.report.figures import comparison_bytes
 
             try:
                 _write_atomically({plot_file: comparison_bytes(*reports, plot_form)})
@@ -769,8 +769,8 @@ def check(
     limit LIMIT (SOURCE)'. Values are compared unrounded and printed rounded
     conservatively. A spec with no limits at all passes, with a note.
     """
-    from privspec.budget import check_spec, limits_for, limits_from_options
-    from privspec.diagnostics import Diagnostic, format_diagnostics
+    from privspec.spec.diagnostics import Diagnostic, format_diagnostics
+    from privspec.workflows.budget import check_spec, limits_for, limits_from_options
 
     try:
         extra = limits_from_options(max_mu=max_mu, max_epsilon=max_epsilon, delta=delta,

@@ -1,6 +1,6 @@
 """Pictures of a report: the trade-off curve against G_μ, linear and log–log.
 
-A figure is a pure function of a :class:`~privspec.report.Report`: the exact curve
+A figure is a pure function of a :class:`~privspec.report.model.Report`: the exact curve
 values the evaluator sampled (``report.curve``), the Gaussian curve G_μ of the
 reported μ on the same α's, and the Tier II rows marked.  Two panels:
 
@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from privspec import formatting as fmt
-from privspec.report import Report
+from privspec.report import formatting as fmt
+from privspec.report.model import Report
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -95,7 +95,7 @@ def series_from_report(report: Report, *, name: str | None = None) -> Series:
     if mu is not None:
         import numpy as np
 
-        from privspec.gdp import gaussian_tpr, gaussian_tradeoff
+        from privspec.numerics.gdp import gaussian_tpr, gaussian_tradeoff
 
         grid = np.asarray(alpha, dtype=float)
         beta_gdp = tuple(float(v) for v in gaussian_tradeoff(grid, mu))

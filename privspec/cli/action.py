@@ -1,4 +1,4 @@
-"""The logic of privspec's GitHub Action (``action.yml`` runs ``python -m privspec.action``).
+"""The logic of privspec's GitHub Action (``action.yml`` runs ``python -m privspec.cli.action``).
 
 For a pull request, it finds the ``*.privspec.yaml`` / ``*.privspec.yml`` files that
 changed between the merge base of ``--base`` and ``--head`` (``git diff
@@ -28,11 +28,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from privspec import formatting as fmt
+from privspec.report import formatting as fmt
 
 if TYPE_CHECKING:
-    from privspec.budget import Limit, Outcome
-    from privspec.diffing import SpecDiff
+    from privspec.workflows.budget import Limit, Outcome
+    from privspec.workflows.diffing import SpecDiff
 
 #: The first line of every comment, so a workflow can find and update its own comment.
 COMMENT_MARKER = "<!-- privspec-action -->"
@@ -80,7 +80,7 @@ def _flag(text: str) -> bool:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m privspec.action",
+        prog="python -m privspec.cli.action",
         description="Compare the privspec specs a pull request changes and check their "
         "budgets; write a Markdown comment, the job summary and step outputs.")
     parser.add_argument("--base", required=True, help="Base revision (the PR's base SHA).")
@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
 def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str | None]]:
     """(path at base, path at head) of each changed spec file, None where it does not
     exist, renames followed; between the merge base of ``base`` and ``head`` and ``head``."""
-    from privspec.diffing import run_git
+    from privspec.workflows.diffing import run_git
 
     done = run_git(root, "diff", "--name-status", "-z", "-M", "--no-color", f"{base}...{head}",
                    "--", *SPEC_PATTERNS)
@@ -132,7 +132,7 @@ def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str
 
 
 def _merge_base(root: str, base: str, head: str) -> str:
-    from privspec.diffing import run_git
+    from privspec.workflows.diffing import run_git
 
     done = run_git(root, "merge-base", base, head)
     if done.returncode != 0:
@@ -142,7 +142,7 @@ def _merge_base(root: str, base: str, head: str) -> str:
 
 
 def _short(root: str, revision: str) -> str:
-    from privspec.diffing import run_git
+    from privspec.workflows.diffing import run_git
 
     done = run_git(root, "rev-parse", "--short", revision)
     return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
@@ -156,18 +156,18 @@ def _outcome_lines(path: str, outcomes: list[Outcome]) -> list[str]:
 def _section(root: str, old_path: str | None, new_path: str | None,
              base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
     """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
-    from privspec.budget import check_report, deltas_of, limits_for, with_deltas
-    from privspec.diagnostics import SpecError, format_diagnostics
-    from privspec.diffing import aligned, diff_reports, markdown_from_diff, report_summary
-    from privspec.evaluation import evaluate
-    from privspec.loader import load_spec_text
+    from privspec.report.evaluation import evaluate
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.spec.loader import load_spec_text
+    from privspec.workflows.budget import check_report, deltas_of, limits_for, with_deltas
+    from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
 
     esc = fmt.escape_markdown
     if new_path is None:
         assert old_path is not None
         return Section(old_path, "removed", f"`{old_path}`: removed",
                        f"### Removed: `{old_path}`\n\nThis pull request deletes the spec.\n")
-    from privspec.diffing import text_at_revision
+    from privspec.workflows.diffing import text_at_revision
 
     head_label = f"{head[1]}:{new_path}"
     try:
@@ -255,8 +255,8 @@ def _write_outputs(path: str, outputs: dict[str, str]) -> None:
 
 def run(args: argparse.Namespace) -> tuple[int, str, list[Section]]:
     """Do the work; return the exit code, the comment and the sections."""
-    from privspec.budget import limits_from_options
-    from privspec.diffing import DiffError, repository_root, verify_revision
+    from privspec.workflows.budget import limits_from_options
+    from privspec.workflows.diffing import DiffError, repository_root, verify_revision
 
     try:
         limits = limits_from_options(max_mu=args.max_mu, max_epsilon=args.max_epsilon,

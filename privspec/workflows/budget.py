@@ -2,7 +2,7 @@
 
 A limit comes from the spec's ``budget:`` section or from the command line
 (``privspec check --max-mu 1``); both apply.  Values are compared unrounded and
-printed rounded in the conservative direction (``privspec.formatting``), with
+printed rounded in the conservative direction (``privspec.report.formatting``), with
 more digits when the rounded value would seem to contradict the verdict
 (``μ = 1.00 ≤ 0.9995`` becomes ``μ = 0.99941 ≤ 0.9995``).
 
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from privspec import formatting as fmt
-from privspec.spec import Budget
+from privspec.report import formatting as fmt
+from privspec.spec.models import Budget
 
 if TYPE_CHECKING:
-    from privspec.report import Report
-    from privspec.spec import Spec
+    from privspec.report.model import Report
+    from privspec.spec.models import Spec
 
 LimitKind = Literal["max_mu", "max_epsilon", "max_advantage", "require_tier1"]
 
@@ -190,7 +190,7 @@ def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
     limits = limits_for(spec, extra)
     if not limits:
         return []
-    from privspec.evaluation import evaluate
+    from privspec.report.evaluation import evaluate
 
     path = None if spec_path is None else os.fspath(spec_path)
     report = evaluate(with_deltas(spec, deltas_of(limits)), spec_path=path)

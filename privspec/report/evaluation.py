@@ -1,4 +1,4 @@
-"""Stage 5: evaluate a spec into a :class:`~privspec.report.Report`.
+"""Stage 5: evaluate a spec into a :class:`~privspec.report.model.Report`.
 
 spec → PLD (``accounting``) → trade-off curve (``curve``) → μ, regret, advantage
 (``gdp``) → report.  Seed 000's two tiers: Tier I when μ exists and its regret is at
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from privspec import __version__
-from privspec import formatting as fmt
-from privspec.accounting import Accounted, StageAccount, account
-from privspec.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
-from privspec.describe import summarize_mechanism
-from privspec.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
-from privspec.report import (
+from privspec.numerics.accounting import Accounted, StageAccount, account
+from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
+from privspec.numerics.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
+from privspec.report import formatting as fmt
+from privspec.report.describe import summarize_mechanism
+from privspec.report.model import (
     GDP,
     Accounting,
     Caveat,
@@ -33,7 +33,7 @@ from privspec.report import (
     Report,
     TradeoffRow,
 )
-from privspec.spec import Spec, walk
+from privspec.spec.models import Spec, walk
 
 #: α values at which the report samples the curve for figures (exact values there):
 #: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
@@ -67,7 +67,7 @@ def _as_spec(spec: Spec | str | os.PathLike[str] | dict[str, Any]) -> tuple[Spec
         return spec, None
     if isinstance(spec, dict):
         return Spec.model_validate(spec), None
-    from privspec.loader import load_spec
+    from privspec.spec.loader import load_spec
 
     return load_spec(spec), os.fspath(spec)
 
@@ -158,6 +158,8 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         floor_value = raised
         numbers = summarize(curve, floor_value)
     finite = math.isfinite(numbers.mu)
+    # Regrets within the composition's error bound are not resolved: printed as a bound.
+    regret_resolution = max(fmt.REGRET_RESOLUTION, fmt.power_of_ten_above(curve.relative_error))
     mu = numbers.mu if finite else None
     tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
 
@@ -185,10 +187,10 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             f"No finite μ exists: {reason}. Read the trade-off table and ε(δ) instead.")))
     elif not tier1:
         warnings.append(Caveat(code="report/gdp-poor-fit", message=(
-            f"Regret {fmt.fmt_regret_of(numbers)} exceeds the threshold "
-            f"{fmt.fmt_given(options.regret_threshold)}: μ is a safe bound but overstates the risk "
-            "for some attacks, most of all at low false-positive rates; the trade-off table is "
-            "the accurate description.")))
+            f"Regret {fmt.fmt_regret(numbers.regret or 0.0, resolution=regret_resolution)} "
+            f"exceeds the threshold {fmt.fmt_given(options.regret_threshold)}: μ is a safe "
+            "bound but overstates the risk for some attacks, most of all at low "
+            "false-positive rates; the trade-off table is the accurate description.")))
     excess = max(chain.excess_mass for chain in curve.points)
     if finite and excess > 0.01 * numbers.alpha_star:
         warnings.append(Caveat(code="accounting/excess-mass", message=(
@@ -244,7 +246,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             mu=mu,
             no_finite_mu_reason=reason,
             regret=numbers.regret,
-            regret_resolution=numbers.regret_resolution,
+            regret_resolution=regret_resolution,
             regret_threshold=options.regret_threshold,
             tier=1 if tier1 else 2,
             advantage=numbers.advantage,

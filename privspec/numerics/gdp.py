@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from privspec.curve import FloatArray, TradeoffCurve
-from privspec.formatting import REGRET_RESOLUTION, power_of_ten_above
+from privspec.numerics.curve import FloatArray, TradeoffCurve
 
 
 def gaussian_tradeoff(alpha: FloatArray | float, mu: float) -> FloatArray:
@@ -210,7 +209,6 @@ class GaussianSummary:
 
     mu: float
     regret: float | None
-    regret_resolution: float
     advantage: float
     alpha_star: float
 
@@ -221,9 +219,7 @@ def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
     η is the larger of the curve's δ(0) and the accountant's Σ_{y>0}(1 − e^{−y})p + p∞ per
     direction (the same tail sums): the symmetric curve can be slightly tighter near ε = 0
     (MATH.md §5), and the report keeps the pessimistic one.  The curve is known to within
-    its composition's relative error, so a regret below that is reported as that, and
-    regrets below the power of ten above it (at least ``REGRET_RESOLUTION``) are not
-    resolved: ``regret_resolution``.
+    its composition's relative error, so a regret below that is reported as that.
     """
     mu = mu_from_curve(curve, floor)
     accountant = max(float(c.tpr[-1] - c.alpha[-1]) for c in curve.points)
@@ -231,7 +227,6 @@ def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
     return GaussianSummary(
         mu=mu,
         regret=max(regret(curve, mu), curve.relative_error) if math.isfinite(mu) else None,
-        regret_resolution=max(REGRET_RESOLUTION, power_of_ten_above(curve.relative_error)),
         advantage=max(0.0, advantage),
         alpha_star=curve.alpha_star,
     )

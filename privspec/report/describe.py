@@ -6,9 +6,9 @@ inputs, not privacy claims, so they are not rounded in either direction).
 
 from __future__ import annotations
 
-from privspec import spec as s
-from privspec.formatting import fmt_given
-from privspec.report import MechanismSummary, StageSummary
+from privspec.report.formatting import fmt_given
+from privspec.report.model import MechanismSummary, StageSummary
+from privspec.spec import models as s
 
 
 def _num(value: float) -> str:

@@ -8,7 +8,7 @@ rows, and the spec fields that changed, found by walking both specs'
 ``model_dump(mode="json")`` trees.  :func:`markdown_from_diff` arranges it as a
 pull-request comment; :func:`github_annotations` as workflow annotations.
 
-Every number goes through :mod:`privspec.formatting`: values keep their
+Every number goes through :mod:`privspec.report.formatting`: values keep their
 conservative direction (μ, ε, advantage, TPR up), and so do changes: a change
 in a privacy-loss quantity is rounded towards *more* loss (+0.1234 → +0.124,
 −0.1234 → −0.123), so a diff never overstates an improvement nor understates a
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from privspec import formatting as fmt
-from privspec.budget import with_deltas
-from privspec.diagnostics import escape_github_data, escape_github_property
-from privspec.loader import path_to_str
+from privspec.report import formatting as fmt
+from privspec.spec.diagnostics import escape_github_data, escape_github_property
+from privspec.spec.loader import path_to_str
+from privspec.workflows.budget import with_deltas
 
 if TYPE_CHECKING:
-    from privspec.report import Report
-    from privspec.spec import Spec
+    from privspec.report.model import Report
+    from privspec.spec.models import Spec
 
 Verdict = Literal["weaker", "stronger", "unchanged"]
 Trend = Literal["weaker", "stronger", "unchanged", "neutral"]

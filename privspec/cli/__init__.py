@@ -1,0 +1,5 @@
+"""The command line (``privspec …``): one typer application."""
+
+from privspec.cli.app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,410 @@
+"""Rendering a :class:`~privspec.report.model.Report` as Markdown, LaTeX, HTML or JSON.
+
+Every format is a pure function of the report: this module only arranges
+values the evaluator computed.  Numbers go through the filters of
+:mod:`privspec.report.formatting` (conservative rounding, one place); user strings go
+through an explicit escape filter per format (``esc``), since autoescaping is
+off.  Templates are Jinja2 with ``StrictUndefined`` (a missing value is an
+error, never a blank), rendered in a sandbox, and ship in the package under
+``privspec/report/templates/``; a user directory with the same layout overrides them.
+
+LaTeX templates use delimiters that do not collide with TeX: ``((* block *))``,
+``((( expression )))`` and ``((= comment =))`` (nbconvert's convention).
+
+Formats and variants (``variant=None`` is the first one listed):
+
+* ``markdown``: ``report`` (a full report, GitHub and Hugging Face flavoured)
+  and ``model-card`` (a ``## Privacy`` section sized for a model card);
+* ``latex``: ``fragment`` (two files: macros ``\\newcommand``'s and a fragment
+  to ``\\input``, needing ``booktabs``) and ``standalone`` (one document that
+  compiles with pdflatex);
+* ``html``: ``report``, one self-contained page (inline CSS and SVG figure, no
+  scripts, nothing fetched from the network);
+* ``json``: ``report``, exactly ``Report.model_dump_json(indent=2)`` plus a
+  newline.
+
+Figures (:mod:`privspec.report.figures`): LaTeX draws the trade-off curve natively with
+pgfplots from the report's curve values; HTML inlines the SVG figure when
+matplotlib is installed (a note in the page otherwise); Markdown links a figure
+file when told where it is (``figure=``, see :func:`figure_paths`), which the CLI
+writes beside the report.
+
+A user template directory may add variants: ``markdown/<name>.md.j2`` and
+``latex/<name>.tex.j2`` render as one document each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from privspec.report import formatting
+from privspec.report.model import Report
+
+Format = Literal["markdown", "latex", "html", "json"]
+FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json")
+#: Built-in variants of each format; the first is the default.
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "markdown": ("report", "model-card"),
+    "latex": ("fragment", "standalone"),
+    "html": ("report",),
+    "json": ("report",),
+}
+_EXTENSIONS = {"markdown": ".md", "latex": ".tex", "html": ".html", "json": ".json"}
+_STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex",
+                                        "html": "unicode"}
+#: What follows a report's file stem in its figure files' names (``.svg`` and ``.png``).
+FIGURE_SUFFIX = "-tradeoff"
+#: What the report calls the thing it describes, by the root mechanism's kind.
+_DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+_SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
+
+
+class RenderError(Exception):
+    """A report could not be rendered (unknown format or variant, a broken template)."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One rendered file: ``part`` names it, ``suffix`` follows the file stem."""
+
+    part: str
+    suffix: str
+    text: str
+
+
+def spec_stem(path: str | os.PathLike[str]) -> str:
+    """``examples/cifar10.privspec.yaml`` -> ``cifar10``: the base of output file names."""
+    name = PurePath(path).name
+    for suffix in _SPEC_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _ascii_words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.findall(r"[A-Za-z]+|[0-9]", folded)
+
+
+def macro_prefix_for(report: Report) -> str:
+    r"""The LaTeX macro prefix of a report: ``\privspec`` + a CamelCase name.
+
+    The name comes from the spec file's stem (or the title when the report has
+    no file), digits spelled out because TeX macro names are letters only:
+    ``cifar10-eps8.privspec.yaml`` gives ``privspecCifarOneZeroEpsEight``.  Two
+    reports in one paper thus get different macros; ``\newcommand`` makes a
+    remaining clash a compile error, never a silent redefinition.
+    """
+    base = spec_stem(report.spec_path) if report.spec_path else report.title
+    words = _ascii_words(base)
+    name = "".join(
+        _DIGIT_WORDS[int(word)] if word.isdigit() else word[:1].upper() + word[1:].lower()
+        for word in words
+    )
+    return "privspec" + (name or "Report")
+
+
+def label_for(report: Report) -> str:
+    """A LaTeX label key for the report's table: ``tab:privspec-<slug>``."""
+    base = spec_stem(report.spec_path) if report.spec_path else report.title
+    slug = "-".join(word.lower() for word in re.findall(r"[A-Za-z0-9]+", _fold(base)))
+    return f"tab:privspec-{slug or 'report'}"
+
+
+def figure_label_for(report: Report) -> str:
+    """The LaTeX label of the report's figure: ``fig:privspec-<slug>``."""
+    return "fig:" + label_for(report).removeprefix("tab:")
+
+
+def figure_paths(document_path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The SVG and PNG figure files beside a Markdown report, named after its stem:
+    ``out/cifar10.md`` -> (``out/cifar10-tradeoff.svg``, ``out/cifar10-tradeoff.png``)."""
+    path = os.fspath(document_path)
+    stem = os.path.splitext(path)[0]
+    if stem.endswith("-model-card"):
+        stem = stem.removesuffix("-model-card")
+    return stem + FIGURE_SUFFIX + ".svg", stem + FIGURE_SUFFIX + ".png"
+
+
+def _link(path: str) -> str:
+    """A relative path as a Markdown link destination (percent-encoded, '/' kept)."""
+    from urllib.parse import quote
+
+    return quote(PurePath(path).as_posix(), safe="/")
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+
+
+def default_command(report: Report, fmt: str, variant: str | None = None,
+                    options: Sequence[str] = ()) -> str | None:
+    """The command that re-renders this document (with ``options`` such as ``-o FILE``),
+    when the report names its spec file; every word shell-quoted."""
+    if not report.spec_path:
+        return None
+    target = fmt if not variant or variant == VARIANTS.get(fmt, (None,))[0] else f"{fmt}:{variant}"
+    return shlex.join(["privspec", "render", report.spec_path, "--format", target, *options])
+
+
+def delta_key(delta: float) -> str:
+    """A δ as the key of the LaTeX ε(δ) lookup: ``1e-05`` -> ``1e-5`` (exact, shortest)."""
+    return formatting.format_number(delta, "nearest", "plain", digits=17)
+
+
+def _comment(text: str) -> str:
+    """A string on one line, for a comment in the output."""
+    return " ".join(str(text).split())
+
+
+def _markdown_code(text: str) -> str:
+    """``text`` as a Markdown code span (backslashes are literal there)."""
+    flat = _comment(text)
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def _latex_macro_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z]+", text):
+        raise RenderError(f"a LaTeX macro prefix is letters only, got {text!r}")
+    return text
+
+
+def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
+    if template_dir is not None:
+        directory = Path(template_dir)
+        if not directory.is_dir():
+            raise RenderError(f"template directory {os.fspath(directory)!r} does not exist")
+        loaders.append(jinja2.FileSystemLoader(os.fspath(directory)))
+    loaders.append(jinja2.PackageLoader("privspec.report", "templates"))
+    options: dict[str, Any] = {
+        "loader": jinja2.ChoiceLoader(loaders),
+        "undefined": jinja2.StrictUndefined,
+        "autoescape": False,
+        "keep_trailing_newline": True,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+    }
+    if fmt == "latex":
+        options.update(
+            block_start_string="((*",
+            block_end_string="*))",
+            variable_start_string="(((",
+            variable_end_string=")))",
+            comment_start_string="((=",
+            comment_end_string="=))",
+            line_statement_prefix=None,
+        )
+    environment = ImmutableSandboxedEnvironment(**options)
+    environment.filters.update(formatting.filters(_STYLES[fmt]))
+    if fmt == "html":
+        environment.filters["esc"] = _escape_html
+        environment.filters["paragraphs"] = _html_paragraphs
+    environment.filters["code"] = _markdown_code
+    environment.filters["comment"] = _comment
+    environment.filters["deltakey"] = delta_key
+    return environment
+
+
+def _escape_html(text: str) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def _html_paragraphs(text: str) -> list[str]:
+    chunks = re.split(r"\n\s*\n", text)
+    return [_escape_html(" ".join(chunk.split())) for chunk in chunks if chunk.strip()]
+
+
+def _template_exists(environment: jinja2.Environment, name: str) -> bool:
+    try:
+        environment.get_template(name)
+    except jinja2.TemplateNotFound:
+        return False
+    return True
+
+
+def _plan(fmt: str, variant: str) -> list[tuple[str, str, str]]:
+    """(part, template name, file suffix) of each document of a format's variant."""
+    extension = _EXTENSIONS[fmt]
+    if fmt == "latex" and variant == "fragment":
+        return [
+            ("macros", "latex/macros.tex.j2", "-macros.tex"),
+            ("fragment", "latex/fragment.tex.j2", ".tex"),
+        ]
+    default = VARIANTS[fmt][0]
+    suffix = extension if variant == default else f"-{variant}{extension}"
+    return [(variant, f"{fmt}/{variant}{extension}.j2", suffix)]
+
+
+def render_documents(
+    report: Report,
+    fmt: str,
+    *,
+    variant: str | None = None,
+    template_dir: str | os.PathLike[str] | None = None,
+    command: str | None = None,
+    macro_prefix: str | None = None,
+    figure: tuple[str, str] | None = None,
+    basename: str | None = None,
+) -> list[Document]:
+    """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
+
+    ``command`` is printed in the reproducibility section (default: ``privspec
+    render <spec_path> --format <fmt>``); ``macro_prefix`` overrides the LaTeX
+    macro prefix (letters only) derived by :func:`macro_prefix_for`.
+    ``figure`` is the (SVG, PNG) pair of figure files relative to the Markdown
+    document, which then shows the SVG and links the PNG (nothing by default:
+    text printed to a terminal has no place for a figure).  ``basename`` is the file
+    name the documents are written under, without suffix (default: the spec's stem):
+    the LaTeX fragment names its macros file from it.
+    Raises :class:`RenderError` for an unknown format or variant or a template
+    that fails.
+    """
+    if fmt not in FORMATS:
+        raise RenderError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    chosen = variant or VARIANTS[fmt][0]
+    if fmt == "json":
+        if chosen != "report":
+            raise RenderError("the json format has no variants")
+        return [Document("report", ".json", report.model_dump_json(indent=2) + "\n")]
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", chosen):
+        raise RenderError(f"a variant name is lower-case letters, digits and '-', got {chosen!r}")
+    environment = _environment(fmt, template_dir)
+    plan = _plan(fmt, chosen)
+    if chosen not in VARIANTS[fmt] and not _template_exists(environment, plan[0][1]):
+        known = ", ".join(VARIANTS[fmt])
+        raise RenderError(f"unknown {fmt} variant {chosen!r}; built in: {known} "
+                          f"(or a template {plan[0][1]} in --template-dir)")
+    context = dict(_context(report, fmt, chosen, command, macro_prefix, basename))
+    context.update(_figure_context(report, fmt, figure))
+    documents = []
+    for part, name, suffix in plan:
+        try:
+            text = environment.get_template(name).render(context)
+        except jinja2.TemplateError as error:
+            raise RenderError(_template_problem(name, error)) from error
+        documents.append(Document(part, suffix, text))
+    return documents
+
+
+def render(
+    report: Report,
+    fmt: str,
+    *,
+    variant: str | None = None,
+    template_dir: str | os.PathLike[str] | None = None,
+    command: str | None = None,
+    macro_prefix: str | None = None,
+    figure: tuple[str, str] | None = None,
+) -> str:
+    """``report`` rendered as one text (LaTeX's macros come before its fragment)."""
+    documents = render_documents(report, fmt, variant=variant, template_dir=template_dir,
+                                 command=command, macro_prefix=macro_prefix, figure=figure)
+    return "\n".join(document.text for document in documents)
+
+
+def render_table(
+    reports: Sequence[Report],
+    fmt: str,
+    *,
+    template_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """A before/after table of several reports (e.g. a paper's rows): the published
+    claim, privspec's ε at its δ, μ, regret and the verdict, one row per report."""
+    if fmt == "json":
+        rows = [
+            {"title": r.title, "spec_path": r.spec_path,
+             "published": None if r.published is None else r.published.model_dump(),
+             "mu": r.gdp.mu, "regret": r.gdp.regret, "tier": r.gdp.tier,
+             "epsilons": [e.model_dump() for e in r.epsilons]}
+            for r in reports
+        ]
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    if fmt not in ("markdown", "latex"):
+        raise RenderError(f"unknown format {fmt!r}; choose one of markdown, latex, json")
+    environment = _environment(fmt, template_dir)
+    name = f"{fmt}/table{_EXTENSIONS[fmt]}.j2"
+    try:
+        return environment.get_template(name).render({"reports": list(reports)})
+    except jinja2.TemplateError as error:
+        raise RenderError(_template_problem(name, error)) from error
+
+
+def _template_problem(name: str, error: jinja2.TemplateError) -> str:
+    where = name
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        where = f"{error.filename or error.name or name}:{error.lineno}"
+    return f"template {where}: {error.message or type(error).__name__}"
+
+
+def _figure_context(report: Report, fmt: str,
+                    figure: tuple[str, str] | None) -> Mapping[str, Any]:
+    """What the templates need of the figure: file links (Markdown), pgfplots
+    coordinates (LaTeX) or the inline SVG (HTML; None without matplotlib)."""
+    from privspec.report import figures
+
+    if fmt == "markdown":
+        return {"figure": None if figure is None else tuple(_link(path) for path in figure)}
+    if fmt == "latex":
+        return {"pgf": figures.pgfplots_coordinates(report),
+                "figure_label": figure_label_for(report)}
+    if fmt == "html":
+        return {"svg": figures.svg_for_html(report) if figures.available() else None,
+                "install_hint": figures.INSTALL_HINT}
+    return {}
+
+
+def _context(
+    report: Report, fmt: str, variant: str, command: str | None, macro_prefix: str | None,
+    basename: str | None,
+) -> Mapping[str, Any]:
+    if basename is None:
+        basename = spec_stem(report.spec_path) if report.spec_path else "privacy"
+    return {
+        "report": report,
+        "format": fmt,
+        "variant": variant,
+        "noun": report.mechanism.noun,
+        "command": command if command is not None else default_command(report, fmt, variant),
+        "prefix": _latex_macro_name(macro_prefix) if macro_prefix else macro_prefix_for(report),
+        "label": label_for(report),
+        "versions": sorted(report.accounting.versions.items()),
+        "show_stages": len(report.mechanism.stages) > 1
+        or any(stage.name for stage in report.mechanism.stages),
+        "macros_file": basename + "-macros.tex",
+    }
+
+
+__all__ = [
+    "FIGURE_SUFFIX",
+    "FORMATS",
+    "VARIANTS",
+    "Document",
+    "RenderError",
+    "default_command",
+    "delta_key",
+    "figure_label_for",
+    "figure_paths",
+    "label_for",
+    "macro_prefix_for",
+    "render",
+    "render_documents",
+    "render_table",
+    "spec_stem",
+]

@@ -1,0 +1,126 @@
+"""Diagnostics: one problem with a spec, where it is, and how to print it.
+
+A :class:`Diagnostic` names the file, the 1-based line and column, the path in
+the spec as the user wrote it (``mechanism.compose[1].mechanism.dpsgd.batch_size``),
+what is wrong and what is allowed, and a stable ``area/slug`` code that users
+can grep and docs can link.  Three printers: GCC style (one line each, the
+default), JSON, and GitHub workflow annotations.
+
+Codes (stable; add new ones, never change a meaning):
+
+* ``io/not-found``, ``io/is-a-directory``, ``io/unreadable``, ``io/too-large``,
+  ``io/encoding``: the file could not be read as text.
+* ``yaml/syntax``, ``yaml/tab``, ``yaml/duplicate-key``, ``yaml/alias``,
+  ``yaml/too-deep``, ``yaml/multiple-documents``, ``yaml/unsupported-tag``,
+  ``yaml/complex-key``, ``yaml/invalid-scalar``: the text is not YAML privspec accepts.
+* ``spec/empty``, ``spec/not-a-mapping``, ``spec/unknown-key``,
+  ``spec/missing-key``, ``spec/invalid-type``, ``spec/invalid-value``,
+  ``spec/unknown-kind``, ``spec/conflict``: the YAML is not a valid spec.
+
+This module is pure: it never prints, exits or imports anything heavy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+DiagnosticsFormat = Literal["gcc", "json", "github"]
+DIAGNOSTICS_FORMATS: tuple[DiagnosticsFormat, ...] = ("gcc", "json", "github")
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One problem, located in a file. ``line`` and ``column`` are 1-based."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+    code: str
+    severity: Severity = "error"
+
+    def as_dict(self) -> dict[str, str | int]:
+        """The diagnostic as a JSON-ready mapping (field names are a stable contract)."""
+        return asdict(self)
+
+
+class SpecError(Exception):
+    """A spec could not be loaded; ``diagnostics`` lists every problem found."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        super().__init__(format_gcc(self.diagnostics))
+
+
+def format_gcc_line(diagnostic: Diagnostic) -> str:
+    """``FILE:LINE:COL: error: PATH: MESSAGE [CODE]`` (the path is left out when empty)."""
+    where = f"{diagnostic.path}: " if diagnostic.path else ""
+    return (f"{diagnostic.file}:{diagnostic.line}:{diagnostic.column}: "
+            f"{diagnostic.severity}: {where}{diagnostic.message} [{diagnostic.code}]")
+
+
+def format_gcc(diagnostics: Iterable[Diagnostic]) -> str:
+    """One GCC-style line per diagnostic, newline-separated (no trailing newline)."""
+    return "\n".join(format_gcc_line(d) for d in diagnostics)
+
+
+def format_json(diagnostics: Iterable[Diagnostic]) -> str:
+    """A JSON array of diagnostics with keys file, line, column, path, message, code,
+    severity; stable key order, two-space indent."""
+    return json.dumps([d.as_dict() for d in diagnostics], indent=2, ensure_ascii=False)
+
+
+def escape_github_data(text: str) -> str:
+    """The message of a GitHub workflow command, escaped."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_github_property(text: str) -> str:
+    """A property (file=, title=) of a GitHub workflow command, escaped."""
+    return escape_github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github_line(diagnostic: Diagnostic) -> str:
+    """A GitHub Actions workflow command that annotates the line in a pull request."""
+    where = f"{diagnostic.path}: " if diagnostic.path else ""
+    return (f"::{diagnostic.severity} file={escape_github_property(diagnostic.file)},"
+            f"line={diagnostic.line},col={diagnostic.column},"
+            f"title={escape_github_property(diagnostic.code)}::"
+            f"{escape_github_data(where + diagnostic.message)}")
+
+
+def format_github(diagnostics: Iterable[Diagnostic]) -> str:
+    """One workflow command per diagnostic, newline-separated."""
+    return "\n".join(format_github_line(d) for d in diagnostics)
+
+
+def format_diagnostics(diagnostics: Iterable[Diagnostic], fmt: DiagnosticsFormat | str) -> str:
+    """Diagnostics in the named format (``gcc``, ``json`` or ``github``)."""
+    if fmt == "json":
+        return format_json(diagnostics)
+    if fmt == "github":
+        return format_github(diagnostics)
+    if fmt == "gcc":
+        return format_gcc(diagnostics)
+    raise ValueError(f"unknown diagnostics format {fmt!r}; use one of {DIAGNOSTICS_FORMATS}")
+
+
+__all__ = [
+    "DIAGNOSTICS_FORMATS",
+    "Diagnostic",
+    "DiagnosticsFormat",
+    "SpecError",
+    "escape_github_data",
+    "escape_github_property",
+    "format_diagnostics",
+    "format_gcc",
+    "format_gcc_line",
+    "format_github",
+    "format_github_line",
+    "format_json",
+]
