@@ -9,7 +9,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec.numerics.accounting import _Lowering, tail_mass_truncation
 from privspec.numerics.composition import accountant_compose
-from privspec.spec.models import Spec
+from privspec.spec.models import Spec, event_of
 
 
 def accountant_pld(spec: Spec) -> Any:
@@ -17,7 +17,7 @@ def accountant_pld(spec: Spec) -> Any:
     from the same single-release PMFs that privspec composes."""
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
                          tail_mass_truncation(spec))
-    releases = lowering.releases(lowering.lower(spec.mechanism))
+    releases = lowering.releases(lowering.lower(event_of(spec.mechanism)))
     directions = max(len(pmfs) for pmfs, _ in releases)
     return plds.PrivacyLossDistribution(*(
         accountant_compose([(pmfs[min(d, len(pmfs) - 1)], count) for pmfs, count in releases],

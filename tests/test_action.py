@@ -1,4 +1,4 @@
-"""The GitHub Action's script (``python -m privspec.cli.action``) in a temporary repository, and
+"""The GitHub Action's command (``privspec action``) in a temporary repository, and
 the ``action.yml`` and README workflow that run it."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import yaml
 from git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
 
 import privspec
-from privspec.cli.action import COMMENT_MARKER, main
+from privspec.cli import main as privspec_main
 from privspec.report import formatting as fmt
 from privspec.spec.loader import load_spec_text
+from privspec.workflows.pull_request import COMMENT_MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = "specs/train.privspec.yaml"
@@ -65,7 +66,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, str, str, str]:
     comment, summary, outputs = (tmp_path / "comment.md", tmp_path / "summary.md",
                                  tmp_path / "outputs.txt")
     summary.write_text("earlier summary\n", encoding="utf-8")
-    code = main([*args, "--comment-file", str(comment), "--summary-file", str(summary),
+    code = privspec_main(["action", *args, "--comment-file", str(comment), "--summary-file", str(summary),
                  "--github-output", str(outputs)])
     return code, _read(comment), _read(summary), _read(outputs)
 
@@ -185,9 +186,9 @@ def test_outside_a_repository_and_bad_flags(tmp_path: Path, monkeypatch: pytest.
                                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    assert main(["--base", "HEAD"]) == 2
+    assert privspec_main(["action", "--base", "HEAD"]) == 2
     assert capsys.readouterr().err == f"privspec action: error: not a git repository: {tmp_path}\n"
-    assert main(["--base", "HEAD", "--require-tier1", "maybe"]) == 2
+    assert privspec_main(["action", "--base", "HEAD", "--require-tier1", "maybe"]) == 2
     assert "expected true or false" in capsys.readouterr().err
 
 
@@ -197,7 +198,7 @@ def test_runs_as_a_module_with_github_environment(
     summary, outputs = tmp_path / "summary.md", tmp_path / "out.txt"
     env = {**GIT_ENV, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs),
            "RUNNER_TEMP": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-m", "privspec.cli.action", "--base", base, "--head",
+    done = subprocess.run([sys.executable, "-m", "privspec.cli", "action", "--base", base, "--head",
                            head, "--max-mu", "", "--max-epsilon", "", "--delta", "",
                            "--max-advantage", "", "--require-tier1", "false",
                            "--fail-on-weaker", "false"],
@@ -217,7 +218,7 @@ def test_action_yml_runs_the_module_with_every_input() -> None:
     install = next(s for s in steps if s.get("name") == "Install privspec")
     assert 'pip install --quiet "$GITHUB_ACTION_PATH"' in install["run"]
     run = next(s for s in steps if s.get("id") == "privspec")
-    assert run["run"].startswith("python -m privspec.cli.action")
+    assert run["run"].startswith("python -m privspec.cli action")
     # every input reaches the script through the environment, never pasted into the script
     assert "${{" not in run["run"]
     for name in action["inputs"]:

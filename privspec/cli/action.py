@@ -1,63 +1,25 @@
-"""The logic of privspec's GitHub Action (``action.yml`` runs ``python -m privspec.cli.action``).
+"""``privspec action``: the GitHub Action's command (``action.yml`` runs it).
 
-For a pull request, it finds the ``*.privspec.yaml`` / ``*.privspec.yml`` files that
-changed between the merge base of ``--base`` and ``--head`` (``git diff
---name-status``), compares each with its version at the base (as ``privspec diff``
-does), checks the head versions against their budgets and the limits given here
-(as ``privspec check`` does), and writes one Markdown comment:
-
-* to ``--comment-file`` (for a step that posts it on the pull request),
-* appended to ``--summary-file`` (default ``$GITHUB_STEP_SUMMARY``), and
-* the outputs ``comment-file``, ``changed``, ``weaker`` and ``over-budget`` to
-  ``--github-output`` (default ``$GITHUB_OUTPUT``).
-
-Specs are read from git at both revisions, so the working tree does not matter.
-``main(argv) -> int`` returns 0 when every changed spec is within budget, 1 when one
-is over budget (or privacy got weaker, with ``--fail-on-weaker true``), 2 when it
-cannot run (an unknown revision, not a git repository, an invalid spec).
-Options take empty strings as "not given", so the action can pass its inputs
-through unchanged.
+Writes the comment built by ``privspec.workflows.pull_request`` to ``--comment-file``
+(for a step that posts it), appends it to ``--summary-file`` (default
+``$GITHUB_STEP_SUMMARY``), and writes the outputs ``comment-file``, ``changed``,
+``weaker`` and ``over-budget`` to ``--github-output`` (default ``$GITHUB_OUTPUT``).
+Exit 0 when every changed spec is within budget, 1 when one is over budget (or privacy
+got weaker, with ``--fail-on-weaker true``), 2 when it cannot run.  Options take empty
+strings as "not given", so the action passes its inputs through unchanged.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Annotated
 
-from privspec.report import formatting as fmt
+import typer
 
-if TYPE_CHECKING:
-    from privspec.workflows.budget import Limit, Outcome
-    from privspec.workflows.diffing import SpecDiff
+from privspec.workflows.pull_request import ActionError, Request, run
 
-#: The first line of every comment, so a workflow can find and update its own comment.
-COMMENT_MARKER = "<!-- privspec-action -->"
-SPEC_PATTERNS = ("*.privspec.yaml", "*.privspec.yml")
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
-
-
-class ActionError(Exception):
-    """The action cannot run; a one-line message."""
-
-
-@dataclass
-class Section:
-    """What the comment says about one changed spec."""
-
-    path: str
-    status: str  # "modified", "added", "removed", "invalid"
-    line: str  # one line for the overview
-    body: str  # Markdown
-    diff: SpecDiff | None = None
-    outcomes: list[Outcome] = field(default_factory=list)
-
-    @property
-    def over_budget(self) -> bool:
-        return any(not outcome.ok for outcome in self.outcomes)
+EXIT_CANNOT_RUN = 2
 
 
 def _optional_float(text: str) -> float | None:
@@ -66,175 +28,16 @@ def _optional_float(text: str) -> float | None:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise typer.BadParameter(f"not a number: {text!r}") from None
 
 
-def _flag(text: str) -> bool:
+def _flag(text: str, name: str) -> bool:
     value = text.strip().lower()
     if value in ("", "false", "0", "no", "off"):
         return False
     if value in ("true", "1", "yes", "on"):
         return True
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m privspec.cli.action",
-        description="Compare the privspec specs a pull request changes and check their "
-        "budgets; write a Markdown comment, the job summary and step outputs.")
-    parser.add_argument("--base", required=True, help="Base revision (the PR's base SHA).")
-    parser.add_argument("--head", default="HEAD", help="Head revision (default HEAD).")
-    parser.add_argument("--repo", default=".", help="A directory in the git repository.")
-    parser.add_argument("--max-mu", type=_optional_float, default=None)
-    parser.add_argument("--max-epsilon", type=_optional_float, default=None)
-    parser.add_argument("--delta", type=_optional_float, default=None)
-    parser.add_argument("--max-advantage", type=_optional_float, default=None)
-    parser.add_argument("--require-tier1", type=_flag, default=False, metavar="true|false")
-    parser.add_argument("--fail-on-weaker", type=_flag, default=False, metavar="true|false",
-                        help="Fail when privacy got weaker (or is not comparable).")
-    parser.add_argument("--comment-file", default="",
-                        help="Where to write the comment (default $RUNNER_TEMP or the "
-                        "current directory, privspec-comment.md).")
-    parser.add_argument("--summary-file", default=None,
-                        help="File the comment is appended to (default $GITHUB_STEP_SUMMARY; "
-                        "'' for none).")
-    parser.add_argument("--github-output", default=None,
-                        help="Step outputs file (default $GITHUB_OUTPUT; '' for none).")
-    return parser
-
-
-def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str | None]]:
-    """(path at base, path at head) of each changed spec file, None where it does not
-    exist, renames followed; between the merge base of ``base`` and ``head`` and ``head``."""
-    from privspec.workflows.diffing import run_git
-
-    done = run_git(root, "diff", "--name-status", "-z", "-M", "--no-color", f"{base}...{head}",
-                   "--", *SPEC_PATTERNS)
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ActionError(f"git diff {base}...{head} failed: "
-                          f"{message[0] if message else 'unknown error'} (in CI, use "
-                          "actions/checkout with fetch-depth: 0)")
-    words = done.stdout.decode("utf-8", "replace").split("\0")
-    changes: list[tuple[str | None, str | None]] = []
-    position = 0
-    while position < len(words) and words[position]:
-        status = words[position][0]
-        if status == "R":  # -M reports renames (and never copies) with both paths
-            changes.append((words[position + 1], words[position + 2]))
-            position += 3
-            continue
-        path = words[position + 1]
-        position += 2
-        changes.append((None if status == "A" else path, None if status == "D" else path))
-    return changes
-
-
-def _merge_base(root: str, base: str, head: str) -> str:
-    from privspec.workflows.diffing import run_git
-
-    done = run_git(root, "merge-base", base, head)
-    if done.returncode != 0:
-        raise ActionError(f"{base} and {head} have no common history here (in CI, use "
-                          "actions/checkout with fetch-depth: 0)")
-    return done.stdout.decode("ascii").strip()
-
-
-def _short(root: str, revision: str) -> str:
-    from privspec.workflows.diffing import run_git
-
-    done = run_git(root, "rev-parse", "--short", revision)
-    return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
-
-
-def _outcome_lines(path: str, outcomes: list[Outcome]) -> list[str]:
-    esc = fmt.escape_markdown
-    return [f"- `{path}`: {esc(o.message)}" for o in outcomes if not o.ok]
-
-
-def _section(root: str, old_path: str | None, new_path: str | None,
-             base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
-    """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
-    from privspec.report.evaluation import evaluate
-    from privspec.spec.diagnostics import SpecError, format_diagnostics
-    from privspec.spec.loader import load_spec_text
-    from privspec.workflows.budget import check_report, deltas_of, limits_for, with_deltas
-    from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
-
-    esc = fmt.escape_markdown
-    if new_path is None:
-        assert old_path is not None
-        return Section(old_path, "removed", f"`{old_path}`: removed",
-                       f"### Removed: `{old_path}`\n\nThis pull request deletes the spec.\n")
-    from privspec.workflows.diffing import text_at_revision
-
-    head_label = f"{head[1]}:{new_path}"
-    try:
-        after = load_spec_text(text_at_revision(root, head[0], new_path), head_label)
-    except SpecError as error:
-        lines = format_diagnostics(error.diagnostics, "gcc")
-        return Section(new_path, "invalid", f"`{new_path}`: invalid spec",
-                       f"### Invalid spec: `{new_path}`\n\n```\n{lines}\n```\n")
-    spec_limits = limits_for(after, limits)
-    before = None
-    note = ""
-    if old_path is not None:
-        base_label = f"{base[1]}:{old_path}"
-        try:
-            before = load_spec_text(text_at_revision(root, base[0], old_path), base_label)
-        except SpecError:
-            note = ("The base version was not a valid spec, so there is nothing to compare "
-                    "with.\n\n")
-    try:
-        if before is not None:
-            old, new = aligned(before, after, deltas_of(spec_limits))
-            before_report, after_report = evaluate(old), evaluate(new, spec_path=new_path)
-        else:
-            after_report = evaluate(with_deltas(after, deltas_of(spec_limits)),
-                                    spec_path=new_path)
-    except Exception as error:  # the evaluator's refusal
-        return Section(new_path, "invalid", f"`{new_path}`: cannot evaluate",
-                       f"### Cannot evaluate: `{new_path}`\n\n{esc(str(error))}\n")
-    outcomes = check_report(after_report, spec_limits)
-    budget = _outcome_lines(new_path, outcomes)
-    budget_text = ("**Over budget:**\n\n" + "\n".join(budget) + "\n\n") if budget else (
-        "Within budget.\n\n" if outcomes else "")
-    if before is None:
-        title = "New spec" if old_path is None else "Changed spec"
-        body = (f"### {title}: `{new_path}`\n\n{note}{budget_text}"
-                f"{esc(report_summary(after_report))}.\n")
-        return Section(new_path, "added", f"`{new_path}`: new spec, "
-                       f"{esc(report_summary(after_report).split(';')[0])}", body,
-                       outcomes=outcomes)
-    diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
-                        after_label=head_label)
-    moved = f" (renamed from `{old_path}`)" if old_path != new_path else ""
-    body = markdown_from_diff(diff, heading_note=moved, preface=budget_text)
-    return Section(new_path, "modified", f"`{new_path}`: {esc(diff.summary)}", body, diff,
-                   outcomes)
-
-
-def comment_from_sections(sections: list[Section], base: str, head: str) -> str:
-    """The whole comment: an overview line per spec, then one section each."""
-    lines = [COMMENT_MARKER, "## privspec: privacy of the changed specs", ""]
-    if not sections:
-        lines += [f"No `*.privspec.yaml` file changed between `{base}` and `{head}`.", ""]
-        return "\n".join(lines)
-    over = [s for s in sections if s.over_budget]
-    invalid = [s for s in sections if s.status == "invalid"]
-    if over:
-        lines += [f"❌ **{len(over)} of {len(sections)} changed specs over budget.**", ""]
-    elif invalid:
-        lines += [f"❌ **{len(invalid)} changed spec(s) could not be evaluated.**", ""]
-    elif any(s.outcomes for s in sections):
-        lines += ["✅ Every changed spec is within its budget.", ""]
-    lines += [f"- {s.line}" for s in sections]
-    lines += ["", f"Compared `{base}` (merge base) with `{head}`. μ up means weaker privacy; "
-              "numbers are rounded conservatively.", ""]
-    for section in sections:
-        lines += [section.body.rstrip("\n"), ""]
-    return "\n".join(lines)
+    raise typer.BadParameter(f"expected true or false, got {text!r}", param_hint=name)
 
 
 def _append(path: str, text: str) -> None:
@@ -253,84 +56,66 @@ def _write_outputs(path: str, outputs: dict[str, str]) -> None:
     _append(path, "\n".join(lines) + "\n")
 
 
-def run(args: argparse.Namespace) -> tuple[int, str, list[Section]]:
-    """Do the work; return the exit code, the comment and the sections."""
-    from privspec.workflows.budget import limits_from_options
-    from privspec.workflows.diffing import DiffError, repository_root, verify_revision
-
-    try:
-        limits = limits_from_options(max_mu=args.max_mu, max_epsilon=args.max_epsilon,
-                                     delta=args.delta, max_advantage=args.max_advantage,
-                                     require_tier1=args.require_tier1)
-    except ValueError as error:
-        raise ActionError(str(error)) from None
-    if not args.base.strip():
-        raise ActionError("no base revision: the action takes the pull request's base; on "
-                          "other events set the 'base' input (e.g. github.event.before)")
-    try:
-        root = repository_root(args.repo)
-        verify_revision(root, args.base)
-        verify_revision(root, args.head)
-    except DiffError as error:
-        raise ActionError(str(error)) from None
-    merge_base = _merge_base(root, args.base, args.head)
-    base = (merge_base, _short(root, merge_base))
-    head = (args.head, _short(root, args.head))
-    sections = [_section(root, old, new, base, head, limits)
-                for old, new in changed_specs(root, merge_base, args.head)]
-    comment = comment_from_sections(sections, base[1], head[1])
-    code = EXIT_OK
-    if any(s.status == "invalid" for s in sections):
-        code = EXIT_CANNOT_RUN
-    elif any(s.over_budget for s in sections) or (args.fail_on_weaker and any(
-            s.diff is not None and (s.diff.verdict == "weaker" or not s.diff.comparable)
-            for s in sections)):
-        code = EXIT_CHECK_FAILED
-    return code, comment, sections
+OptionalNumber = Annotated[float | None, typer.Option(parser=_optional_float, metavar="NUMBER")]
+Flag = Annotated[str, typer.Option(metavar="true|false", show_default=False)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: returns the exit code (0 fine, 1 over budget, 2 could not run)."""
-    parser = _parser()
+def action(
+    base: Annotated[str, typer.Option(help="Base revision (the pull request's base SHA).")],
+    head: Annotated[str, typer.Option(help="Head revision.")] = "HEAD",
+    repo: Annotated[str, typer.Option(help="A directory in the git repository.")] = ".",
+    max_mu: OptionalNumber = None,
+    max_epsilon: OptionalNumber = None,
+    delta: OptionalNumber = None,
+    max_advantage: OptionalNumber = None,
+    require_tier1: Flag = "false",
+    fail_on_weaker: Annotated[str, typer.Option(
+        metavar="true|false", show_default=False,
+        help="Fail when privacy got weaker (or is not comparable).")] = "false",
+    comment_file: Annotated[str, typer.Option(
+        help="Where to write the comment (default $RUNNER_TEMP or the current directory, "
+        "privspec-comment.md).")] = "",
+    summary_file: Annotated[str | None, typer.Option(
+        help="File the comment is appended to (default $GITHUB_STEP_SUMMARY; '' for none).")
+    ] = None,
+    github_output: Annotated[str | None, typer.Option(
+        help="Step outputs file (default $GITHUB_OUTPUT; '' for none).")] = None,
+) -> None:
+    """Compare the specs a pull request changes and check their budgets: a Markdown
+    comment, the job summary and step outputs (the GitHub Action's work)."""
+    request = Request(base=base, head=head, repo=repo, max_mu=max_mu, max_epsilon=max_epsilon,
+                      delta=delta, max_advantage=max_advantage,
+                      require_tier1=_flag(require_tier1, "--require-tier1"),
+                      fail_on_weaker=_flag(fail_on_weaker, "--fail-on-weaker"))
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as stop:  # argparse has printed the usage error
-        return EXIT_CANNOT_RUN if stop.code else EXIT_OK
-    try:
-        code, comment, sections = run(args)
+        code, comment, sections = run(request)
     except ActionError as error:
-        print(f"privspec action: error: {error}", file=sys.stderr)
-        return EXIT_CANNOT_RUN
-    comment_file = args.comment_file or os.path.join(
+        typer.echo(f"privspec action: error: {error}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    comment_path = comment_file or os.path.join(
         os.environ.get("RUNNER_TEMP") or os.getcwd(), "privspec-comment.md")
-    summary = (os.environ.get("GITHUB_STEP_SUMMARY", "") if args.summary_file is None
-               else args.summary_file)
-    outputs_file = (os.environ.get("GITHUB_OUTPUT", "") if args.github_output is None
-                    else args.github_output)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY", "") if summary_file is None else summary_file
+    outputs = os.environ.get("GITHUB_OUTPUT", "") if github_output is None else github_output
     try:
-        with open(comment_file, "w", encoding="utf-8") as stream:
+        with open(comment_path, "w", encoding="utf-8") as stream:
             stream.write(comment)
         if summary:
             _append(summary, comment + "\n")
-        if outputs_file:
-            _write_outputs(outputs_file, {
-                "comment-file": os.path.abspath(comment_file),
+        if outputs:
+            _write_outputs(outputs, {
+                "comment-file": os.path.abspath(comment_path),
                 "changed": str(len(sections)),
                 "weaker": str(any(s.diff is not None and s.diff.verdict == "weaker"
                                   for s in sections)).lower(),
                 "over-budget": str(any(s.over_budget for s in sections)).lower(),
             })
     except OSError as error:
-        print(f"privspec action: error: cannot write {error.filename}: "
-              f"{error.strerror or error}", file=sys.stderr)
-        return EXIT_CANNOT_RUN
-    print(comment)
+        typer.echo(f"privspec action: error: cannot write {error.filename}: "
+                   f"{error.strerror or error}", err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    typer.echo(comment)
     for section in sections:
         for outcome in section.outcomes:
             if not outcome.ok:
-                print(f"{section.path}: {outcome.message}", file=sys.stderr)
-    return code
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+                typer.echo(f"{section.path}: {outcome.message}", err=True)
+    raise typer.Exit(code)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from privspec.cli.action import action
+
 if TYPE_CHECKING:
     from privspec.report.model import Report
     from privspec.spec.models import Spec
@@ -32,25 +34,21 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_CANNOT_RUN = 2
 
+app.command()(action)
+
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
-    # This typer vendors click as typer._click (``import click`` fails).
-    from typer._click.exceptions import ClickException
+    """Entry point of the console script; returns the exit code.
 
+    Typer's standalone mode prints usage errors itself and exits with their code (2);
+    every command ends with ``typer.Exit`` or returns (0)."""
     try:
-        result = app(args=argv, standalone_mode=False)
-    except typer.Exit as stop:
-        return int(stop.exit_code)
-    except typer.Abort:
-        return EXIT_CANNOT_RUN
-    except SystemExit as stop:  # pragma: no cover - click may still raise it
+        app(args=argv, prog_name="privspec", standalone_mode=True)
+    except SystemExit as stop:
+        if stop.code is None:
+            return EXIT_OK
         return stop.code if isinstance(stop.code, int) else EXIT_CANNOT_RUN
-    except ClickException as error:  # usage errors and the like
-        error.show()
-        return EXIT_CANNOT_RUN
-    # Without standalone mode, click returns an Exit's code instead of raising it.
-    return result if isinstance(result, int) else EXIT_OK
+    return EXIT_OK  # pragma: no cover - standalone mode always exits
 
 
 # --- commands: validate, schema (spec language) -----------------------------

@@ -29,6 +29,7 @@ from privspec.numerics.portable_pld import (
     gaussian_pld,
     laplace_pld,
 )
+from privspec.spec import events as ev
 from privspec.spec import models as s
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
@@ -66,7 +67,7 @@ def tail_mass_truncation(spec: s.Spec) -> float:
     for _, kind, fields in s.walk(spec.mechanism):
         operations += 1
         if kind == "compose":  # a repeated stage self-composes, at any depth
-            operations += sum(stage.repeat > 1 for stage in fields.compose)
+            operations += sum(stage.repeat > 1 for stage in fields)
     return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
 
 
@@ -138,24 +139,23 @@ def account(spec: s.Spec) -> Accounted:
     """
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
                          tail_mass_truncation(spec))
-    block = spec.mechanism.block
-    if not isinstance(block, s.ComposeNode):
-        return Accounted(pmfs=lowering.finish(lowering.lower(spec.mechanism)), stages=(),
+    root = s.event_of(spec.mechanism)
+    if not isinstance(root, ev.ComposedEvent):
+        return Accounted(pmfs=lowering.finish(lowering.lower(root)), stages=(),
                          truncation=lowering.truncation)
     # Identical stages (same mechanism, same repeat) share their StageAccount; a single
     # stage needs none (the report names what each of several stages adds).
-    keys = [f"{stage.repeat}:{stage.mechanism.model_dump_json()}" for stage in block.compose]
-    accounts: dict[str, StageAccount] = {}
+    accounts: dict[tuple[ev.Event, int], StageAccount] = {}
     total = _Lowered()
-    for key, stage in zip(keys, block.compose, strict=True):
-        part = lowering.lower(stage.mechanism).repeated(stage.repeat)
+    for stage in root.stages:
+        part = lowering.lower(stage[0]).repeated(stage[1])
         total.add(part)
-        if key not in accounts and len(keys) > 1:
-            accounts[key] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
-                             if not part.releases
-                             else StageAccount(None, lowering.finish(part, STAGE_TARGET)))
+        if stage not in accounts and len(root.stages) > 1:
+            accounts[stage] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+                               if not part.releases
+                               else StageAccount(None, lowering.finish(part, STAGE_TARGET)))
     return Accounted(pmfs=lowering.finish(total),
-                     stages=tuple(accounts[key] for key in keys) if accounts else (),
+                     stages=tuple(accounts[stage] for stage in root.stages) if accounts else (),
                      truncation=lowering.truncation)
 
 
@@ -171,7 +171,7 @@ class _Lowering:
         # millionth of the composition's budget, so that even a million releases stay
         # within it (dp-accounting's e⁻⁵⁰ where that is smaller).
         self.log_tail_mass = min(LOG_TAIL_MASS, math.log(truncation) - math.log(1e6))
-        self._lowered: dict[str, _Lowered] = {}  # equal mechanisms are lowered once
+        self._lowered: dict[ev.Event, _Lowered] = {}  # equal events are lowered once
 
     # -- composition -------------------------------------------------------
 
@@ -204,64 +204,39 @@ class _Lowering:
         pmfs = pmfs_from_pld(pld)
         return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
-    def lower(self, node: s._Node) -> _Lowered:
-        """The releases of ``node`` (equal mechanisms are lowered once)."""
-        key = node.model_dump_json()
-        if key not in self._lowered:
-            self._lowered[key] = self._lower(node)
-        return self._lowered[key]
+    def lower(self, event: ev.Event) -> _Lowered:
+        """The releases of ``event`` (equal events are lowered once)."""
+        if event not in self._lowered:
+            self._lowered[event] = self._lower(event)
+        return self._lowered[event]
 
-    def _lower(self, node: s._Node) -> _Lowered:
-        block = node.block
-        if isinstance(block, s.ComposeNode):
-            return self._compose(block)
-        if isinstance(block, s.Repeat):
-            return self.lower(block.mechanism).repeated(block.times())
-        if isinstance(block, s.DPSGD):
-            rate = accountable_rate(block.rate())
-            step = (_Lowered(gaussian_mu_squared=self._multiplier_mu(block.noise_multiplier) ** 2)
-                    if rate == 1.0  # every record in every step: plain Gaussian releases
-                    else self._release(self._poisson_gaussian(block.noise_multiplier, rate)))
-            return step.repeated(block.times())
-        if isinstance(block, (s.PoissonSampled, s.FixedSizeSampled)):
-            rate = accountable_rate(block.rate())
+    def _lower(self, event: ev.Event) -> _Lowered:
+        if isinstance(event, ev.ComposedEvent):
+            out = _Lowered()  # equal stages' releases merge
+            for stage, repeat in event.stages:
+                out.add(self.lower(stage), repeat)
+            return out
+        if isinstance(event, ev.RepeatedEvent):
+            return self.lower(event.event).repeated(event.count)
+        if isinstance(event, ev.SampledEvent):
+            rate = accountable_rate(event.rate)
             if rate == 1.0:  # the whole dataset: the release itself, exact algebra included
-                return self.lower(block.mechanism)
-            if isinstance(block, s.PoissonSampled):
-                return self._release(self._additive(block.mechanism.block, rate))
-            return self._release(self._fixed_size(block.mechanism.block, rate))
-        if isinstance(block, s.Gaussian):
-            return _Lowered(gaussian_mu_squared=self._gaussian_mu(block) ** 2)
-        return self._release(self._single(block))
-
-    def _compose(self, block: s.ComposeNode) -> _Lowered:
-        """Heterogeneous composition: the stages' parts, equal ones merged."""
-        out = _Lowered()
-        for stage in block.compose:
-            out.add(self.lower(stage.mechanism), stage.repeat)
-        return out
+                return self.lower(event.event)
+            if event.scheme == "poisson":
+                return self._release(self._single(event.event, rate))
+            return self._release(self._fixed_size(event.event, rate))
+        if isinstance(event, ev.GaussianEvent):
+            return _Lowered(gaussian_mu_squared=(self._shift(event) / event.sigma) ** 2)
+        return self._release(self._single(event))
 
     # -- single releases ---------------------------------------------------
 
-    def _multiplier_mu(self, noise_multiplier: float) -> float:
-        """μ of one release of a sum with noise σ = z·C: one record moves the sum by C
-        (add-or-remove) or 2C (replace-one)."""
-        return (2.0 if self.replace_one else 1.0) / noise_multiplier
+    def _shift(self, event: ev.GaussianEvent) -> float:
+        """How far one record moves the released value: one clipping norm under
+        add-or-remove and two under replace-one for clipped sums; Δ otherwise."""
+        return 2.0 * event.sensitivity if event.clipped and self.replace_one else event.sensitivity
 
-    def _gaussian_mu(self, block: s.Gaussian) -> float:
-        """μ = Δ/σ of one unsampled Gaussian release under the spec's relation."""
-        if block.noise_multiplier is not None:
-            return self._multiplier_mu(block.noise_multiplier)
-        assert block.sigma is not None
-        return (block.sensitivity or 1.0) / block.sigma
-
-    def _poisson_gaussian(self, noise_multiplier: float, rate: float) -> PLD:
-        """One Poisson-subsampled Gaussian step; one record moves the sum by one
-        clipping norm (dp-accounting's REPLACE pair moves it by ±1 under replace-one)."""
-        return gaussian_pld(noise_multiplier, sampling_prob=rate, discretization=self.h,
-                            replace_one=self.replace_one, log_tail_mass=self.log_tail_mass)
-
-    def _fixed_size(self, block: object, rate: float) -> PLD:
+    def _fixed_size(self, event: ev.Event, rate: float) -> PLD:
         """One release on a batch sampled without replacement, under replace-one.
 
         Dong, Roth & Su (Thm 4.2): if the release is f-DP under replace-one, the
@@ -272,14 +247,11 @@ class _Lowering:
         the two directions separately (that would be optimistic: Lebeda et al. 2024),
         so the step becomes one symmetric PLD built from C_p(f)'s profile.
         """
-        if isinstance(block, s.Gaussian):
-            sigma, shift = ((block.noise_multiplier, 2.0) if block.noise_multiplier is not None
-                            else (block.sigma, block.sensitivity or 1.0))
-            assert sigma is not None  # validation requires σ or a noise multiplier
-            step = gaussian_pld(sigma, sensitivity=shift, sampling_prob=rate,
+        if isinstance(event, ev.GaussianEvent):
+            step = gaussian_pld(event.sigma, sensitivity=self._shift(event), sampling_prob=rate,
                                 discretization=self.h, log_tail_mass=self.log_tail_mass)
         else:
-            step = self._single(block, rate)
+            step = self._single(event, rate)
         return self._symmetric(step)
 
     def _symmetric(self, pld: PLD) -> PLD:
@@ -313,61 +285,42 @@ class _Lowering:
         pmf = pld_pmf.DensePLDPmf(self.h, -lowest, probs, side.infinity_mass, True)
         return plds.PrivacyLossDistribution(pmf)
 
-    def _additive(self, block: object, rate: float) -> PLD:
-        """A Poisson-subsampled noise-adding release (validation limits the kinds)."""
-        if isinstance(block, s.Gaussian):
-            if block.noise_multiplier is not None:
-                return self._poisson_gaussian(block.noise_multiplier, rate)
-            assert block.sigma is not None
-            return gaussian_pld(block.sigma, sensitivity=block.sensitivity or 1.0,
-                                sampling_prob=rate, discretization=self.h,
-                                log_tail_mass=self.log_tail_mass)
-        return self._single(block, rate)
-
-    def _single(self, block: object, rate: float = 1.0) -> PLD:
-        """A release other than a Gaussian one (those are μ² or ``_additive``), sampled
-        with probability ``rate`` where given."""
+    def _single(self, event: ev.Event, rate: float = 1.0) -> PLD:
+        """One release, Poisson-sampled with probability ``rate`` where given (a plain
+        Gaussian is μ², see ``_lower``)."""
         h = self.h
-        if isinstance(block, s.Laplace):
-            scale = block.scale if block.scale is not None else block.sensitivity / (block.epsilon or 1)
+        if isinstance(event, ev.GaussianEvent):
+            # dp-accounting's REPLACE pair moves a clipped sum by ±1 clipping norm.
+            return gaussian_pld(event.sigma, sensitivity=event.sensitivity, sampling_prob=rate,
+                                discretization=h, replace_one=self.replace_one and event.clipped,
+                                log_tail_mass=self.log_tail_mass)
+        if isinstance(event, ev.LaplaceEvent):
             if rate == 1.0:
-                return laplace_pld(scale, sensitivity=block.sensitivity, discretization=h)
+                return laplace_pld(event.scale, sensitivity=event.sensitivity, discretization=h)
             return plds.from_laplace_mechanism(
-                scale, sensitivity=block.sensitivity, sampling_prob=rate,
+                event.scale, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
-        if isinstance(block, s.DiscreteGaussian):
-            sigma = block.sigma
-            if sigma is None:
-                assert block.rho is not None
-                sigma = block.sensitivity / math.sqrt(2 * block.rho)
+        if isinstance(event, ev.DiscreteGaussianEvent):
             if rate == 1.0:
-                return discrete_gaussian_pld(sigma, sensitivity=block.sensitivity,
+                return discrete_gaussian_pld(event.sigma, sensitivity=event.sensitivity,
                                              discretization=h)
             return plds.from_discrete_gaussian_mechanism(
-                sigma, sensitivity=block.sensitivity, sampling_prob=rate,
+                event.sigma, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
-        if isinstance(block, s.DiscreteLaplace):
-            # P(k) ∝ exp(−parameter·|k|); ε = parameter · sensitivity.
-            parameter = (1 / block.scale if block.scale is not None
-                         else (block.epsilon or 1) / block.sensitivity)
+        if isinstance(event, ev.DiscreteLaplaceEvent):
             return plds.from_discrete_laplace_mechanism(
-                parameter, sensitivity=block.sensitivity, sampling_prob=rate,
+                event.parameter, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
-        if isinstance(block, s.RandomizedResponse):
-            k = block.categories
-            if block.flip_probability is not None:
-                noise = block.flip_probability * k / (k - 1)
-            else:
-                assert block.epsilon is not None
-                noise = k / (math.exp(block.epsilon) + k - 1)
+        if isinstance(event, ev.RandomizedResponseEvent):
             return plds.from_randomized_response(
-                noise, k, value_discretization_interval=h, neighboring_relation=ReplaceOne)
-        if isinstance(block, s.PureDP):
+                event.noise, event.categories, value_discretization_interval=h,
+                neighboring_relation=ReplaceOne)
+        if isinstance(event, ev.PureDPEvent):
             return plds.from_privacy_parameters(
-                pld_common.DifferentialPrivacyParameters(block.epsilon, 0.0),
+                pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0),
                 value_discretization_interval=h)
-        if isinstance(block, s.ApproximateDP):
+        if isinstance(event, ev.ApproximateDPEvent):
             return plds.from_privacy_parameters(
-                pld_common.DifferentialPrivacyParameters(block.epsilon, block.delta),
+                pld_common.DifferentialPrivacyParameters(event.epsilon, event.delta),
                 value_discretization_interval=h)
-        raise TypeError(f"no accounting for {type(block).__name__}")  # pragma: no cover
+        raise TypeError(f"no accounting for {type(event).__name__}")  # pragma: no cover

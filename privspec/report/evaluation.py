@@ -33,6 +33,7 @@ from privspec.report.model import (
     Report,
     TradeoffRow,
 )
+from privspec.spec.kinds import KINDS
 from privspec.spec.models import Spec, walk
 
 #: α values at which the report samples the curve for figures (exact values there):
@@ -92,19 +93,12 @@ def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) 
 #: (one Gaussian release with μ = 10⁻⁵ reads 4.6 × 10⁻⁵ at h = 10⁻⁴).
 COARSE_STEPS = 30
 
-#: Kinds whose privacy loss is bounded: only mechanisms built from these can be pure DP.
-BOUNDED_LOSS_KINDS = frozenset({
-    "laplace", "discrete_laplace", "randomized_response", "pure_dp",
-    "poisson_sampled", "fixed_size_sampled", "repeat", "compose",
-})
-
-
 def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
     """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞ and
     every part has a bounded loss (a Gaussian never does, even when its tail underflows)."""
     if curve.infinity_mass > 0:
         return None
-    if any(kind not in BOUNDED_LOSS_KINDS for _, kind, _ in walk(spec.mechanism)):
+    if not all(KINDS[kind].bounded_loss for _, kind, _ in walk(spec.mechanism)):
         return None
     largest = [float(chain.losses[0]) for chain in curve.points if chain.losses.size]
     return max(largest) if largest else 0.0

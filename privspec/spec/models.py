@@ -3,7 +3,9 @@
 A spec names what one record is, the neighbouring relation, and a tree of
 mechanisms.  Each mechanism is written as a one-key mapping whose key is its
 kind (``gaussian: {...}``), in the spirit of dp-accounting's ``DpEvent``
-algebra: a small set of frozen, documented building blocks that compose.
+algebra: a small set of frozen, documented building blocks that compose.  Each
+kind is one module of ``privspec.spec.kinds`` (its model, the event it releases,
+its description and its properties); this module assembles the tree from them.
 
 Rules for growing the language (as in dp_accounting/dp_event.py): never change
 the meaning of an existing field; add a new field or a new kind instead, and
@@ -16,453 +18,47 @@ validate`` imports it and has to stay instant.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
-    ValidationError,
     ValidationInfo,
+    create_model,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-SPEC_VERSION = 1
+from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS, PositiveFloat, _Strict, steps_from_epochs
+from privspec.spec.base import conflict as _conflict
+from privspec.spec.base import raise_if as _raise_if
+from privspec.spec.events import Event
+from privspec.spec.kinds import KINDS
+from privspec.spec.kinds.approximate_dp import ApproximateDP
+from privspec.spec.kinds.compose import Stage
+from privspec.spec.kinds.discrete_gaussian import DiscreteGaussian
+from privspec.spec.kinds.discrete_laplace import DiscreteLaplace
+from privspec.spec.kinds.dpsgd import DPSGD
+from privspec.spec.kinds.fixed_size_sampled import FixedSizeSampled
+from privspec.spec.kinds.gaussian import Gaussian
+from privspec.spec.kinds.laplace import Laplace
+from privspec.spec.kinds.poisson_sampled import PoissonSampled
+from privspec.spec.kinds.pure_dp import PureDP
+from privspec.spec.kinds.randomized_response import RandomizedResponse
+from privspec.spec.kinds.repeat import Repeat
 
-#: Largest repetition count accepted anywhere (steps, repeat, count).
-MAX_REPETITIONS = 10_000_000
-#: Largest dataset size accepted.
-MAX_DATASET_SIZE = 10**12
+SPEC_VERSION = 1
 
 Relation = Literal["add-or-remove", "replace-one"]
 
-PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-Probability = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=1, le=MAX_REPETITIONS)]
-DatasetSize = Annotated[int, Field(ge=1, le=MAX_DATASET_SIZE)]
-
-
-class _Strict(BaseModel):
-    """Base for every spec model: unknown keys are errors, values are immutable."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        strict=True,
-        allow_inf_nan=False,
-        use_attribute_docstrings=False,
-    )
-
-
-def _conflict(field: str, message: str, value: Any = None) -> InitErrorDetails:
-    """One cross-field problem, located at ``field`` of the model being checked."""
-    return InitErrorDetails(
-        type=PydanticCustomError("spec_conflict", message),
-        loc=(field,),
-        input=value,
-    )
-
-
-def _raise_if(problems: list[InitErrorDetails], title: str) -> None:
-    if problems:
-        raise ValidationError.from_exception_data(title, problems)
-
-
-def _exactly_one(model: BaseModel, names: tuple[str, ...], what: str) -> list[InitErrorDetails]:
-    """Cross-field rule: exactly one of ``names`` is given."""
-    given = [n for n in names if getattr(model, n) is not None]
-    if len(given) == 1:
-        return []
-    alternatives = " or ".join(f"'{n}'" for n in names)
-    if not given:
-        return [_conflict(names[0], f"give {alternatives} ({what}); none was given")]
-    return [
-        _conflict(n, f"give {alternatives}, not both: they say the same thing ({what})",
-                  getattr(model, n))
-        for n in given[1:]
-    ]
-
-
-# ---------------------------------------------------------------------------
-# Building blocks: one release of a noise-adding mechanism.
-# ---------------------------------------------------------------------------
-
-
-class Gaussian(_Strict):
-    """Gaussian mechanism: adds N(0, σ²) noise to a query of bounded L2 sensitivity.
-
-    Give either ``sigma`` (with ``sensitivity``) or ``noise_multiplier``. One release
-    with σ and sensitivity Δ under its relation is exactly (Δ/σ)-GDP (Dong, Roth & Su).
-    """
-
-    sigma: PositiveFloat | None = Field(
-        None,
-        description="Standard deviation σ of the Gaussian noise, in the units of the query.",
-    )
-    noise_multiplier: PositiveFloat | None = Field(
-        None,
-        description=(
-            "Noise standard deviation divided by the clipping norm C that bounds one "
-            "record's contribution (DP-SGD's z = σ/C). One record moves the sum by at "
-            "most C under add-or-remove and 2C under replace-one."
-        ),
-    )
-    sensitivity: PositiveFloat | None = Field(
-        None,
-        description=(
-            "L2 sensitivity Δ: the largest distance between the query's values on two "
-            "neighbouring datasets under the spec's relation (same units as sigma). "
-            "Default 1. Only with 'sigma'."
-        ),
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> Gaussian:
-        problems = _exactly_one(self, ("sigma", "noise_multiplier"), "the noise scale")
-        if self.noise_multiplier is not None and self.sensitivity is not None:
-            problems.append(_conflict(
-                "sensitivity",
-                "'sensitivity' goes with 'sigma'; a noise multiplier is already relative "
-                "to the clipping norm",
-                self.sensitivity,
-            ))
-        _raise_if(problems, "Gaussian")
-        return self
-
-
-class Laplace(_Strict):
-    """Laplace mechanism: adds Lap(b) noise to a query of bounded L1 sensitivity.
-
-    Give either ``scale`` b or ``epsilon`` = Δ/b. It is pure ε-DP but not well
-    described by GDP (MATH.md §6: b = 1 gives μ = 1.0301 with regret 0.037).
-    """
-
-    scale: PositiveFloat | None = Field(
-        None, description="Scale b of the Laplace noise (its standard deviation is b·√2)."
-    )
-    epsilon: PositiveFloat | None = Field(
-        None, description="Privacy parameter ε = sensitivity / scale of this release."
-    )
-    sensitivity: PositiveFloat = Field(
-        1.0,
-        description=(
-            "L1 sensitivity Δ: the largest change of the query between neighbouring "
-            "datasets under the spec's relation."
-        ),
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> Laplace:
-        _raise_if(_exactly_one(self, ("scale", "epsilon"), "the noise scale"), "Laplace")
-        return self
-
-
-class DiscreteGaussian(_Strict):
-    """Discrete Gaussian mechanism on integer-valued queries (census-style counts).
-
-    Give either ``sigma`` (the scale parameter) or ``rho``, the zCDP parameter of one
-    query: σ = Δ/√(2ρ) (Canonne, Kamath & Steinke 2020). privspec accounts for the
-    discrete Gaussian itself, not for the weaker ρ bound (MATH.md §6).
-    """
-
-    sigma: PositiveFloat | None = Field(
-        None,
-        description="Scale parameter σ of the discrete Gaussian (close to, not equal to, its std).",
-    )
-    rho: PositiveFloat | None = Field(
-        None,
-        description="zCDP parameter ρ of this one query; sets σ = sensitivity / √(2ρ).",
-    )
-    sensitivity: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
-        1,
-        description=(
-            "Integer sensitivity: the largest change of the count between neighbouring "
-            "datasets under the spec's relation."
-        ),
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> DiscreteGaussian:
-        _raise_if(_exactly_one(self, ("sigma", "rho"), "the noise scale"), "DiscreteGaussian")
-        return self
-
-
-class DiscreteLaplace(_Strict):
-    """Discrete Laplace (two-sided geometric) mechanism on integer-valued queries.
-
-    P(noise = k) ∝ exp(−|k|/scale). Give either ``scale`` or ``epsilon`` = Δ/scale.
-    """
-
-    scale: PositiveFloat | None = Field(
-        None, description="Scale t of the noise: P(k) is proportional to exp(−|k|/t)."
-    )
-    epsilon: PositiveFloat | None = Field(
-        None, description="Privacy parameter ε = sensitivity / scale of this release."
-    )
-    sensitivity: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
-        1, description="Integer L1 sensitivity under the spec's relation."
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> DiscreteLaplace:
-        _raise_if(_exactly_one(self, ("scale", "epsilon"), "the noise scale"), "DiscreteLaplace")
-        return self
-
-
-class RandomizedResponse(_Strict):
-    """Randomized response over ``categories`` answers (local DP, e.g. a survey).
-
-    Give either ``epsilon`` or ``flip_probability``: the probability that the reported
-    answer differs from the true one. Accounted under replace-one neighbours (one
-    respondent's true answer changes).
-    """
-
-    epsilon: PositiveFloat | None = Field(
-        None, description="Local privacy parameter ε: ln of the largest likelihood ratio."
-    )
-    flip_probability: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = Field(
-        None,
-        description=(
-            "Probability that the reported answer is not the true one; must be below "
-            "1 − 1/categories (at that value the answer carries no information)."
-        ),
-    )
-    categories: Annotated[int, Field(ge=2, le=1_000_000)] = Field(
-        2, description="Number of possible answers (2 for a yes/no question)."
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> RandomizedResponse:
-        problems = _exactly_one(self, ("epsilon", "flip_probability"), "the randomization")
-        if self.flip_probability is not None:
-            limit = 1 - 1 / self.categories
-            if self.flip_probability >= limit:
-                problems.append(_conflict(
-                    "flip_probability",
-                    f"must be below 1 − 1/categories = {limit:.6g} for {self.categories} "
-                    f"categories (got {self.flip_probability:g})",
-                    self.flip_probability,
-                ))
-        _raise_if(problems, "RandomizedResponse")
-        return self
-
-
-class PureDP(_Strict):
-    """Any ε-DP mechanism, accounted by its worst case (randomized response, MATH.md §6)."""
-
-    epsilon: PositiveFloat = Field(
-        description="The mechanism's published pure-DP parameter ε (δ = 0)."
-    )
-
-
-class ApproximateDP(_Strict):
-    """Any (ε, δ)-DP mechanism, accounted by its worst case. No finite μ exists
-    (seed 000, Prop 6.2)."""
-
-    epsilon: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
-        description="The mechanism's published ε."
-    )
-    delta: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = Field(
-        description="The mechanism's published δ: the probability mass it may leak outright."
-    )
-
-
-# ---------------------------------------------------------------------------
-# Sampling, repetition and composition.
-# ---------------------------------------------------------------------------
-
-
-class _SamplingRate(_Strict):
-    """Shared fields of the sampling schemes: a rate, or a batch size and a dataset size."""
-
-    sampling_rate: Probability | None = Field(
-        None, description="Probability q that a given record is in a batch, in (0, 1]."
-    )
-    batch_size: DatasetSize | None = Field(
-        None, description="Batch size (expected batch size under Poisson sampling)."
-    )
-    dataset_size: DatasetSize | None = Field(
-        None, description="Number of records N in the dataset; the rate is batch_size / N."
-    )
-
-    def rate(self) -> float:
-        """The sampling probability q, from whichever fields were given."""
-        if self.sampling_rate is not None:
-            return self.sampling_rate
-        assert self.batch_size is not None and self.dataset_size is not None
-        return self.batch_size / self.dataset_size
-
-    def _rate_problems(self) -> list[InitErrorDetails]:
-        problems: list[InitErrorDetails] = []
-        has_sizes = self.batch_size is not None or self.dataset_size is not None
-        if self.sampling_rate is not None and has_sizes:
-            extra = "batch_size" if self.batch_size is not None else "dataset_size"
-            problems.append(_conflict(
-                extra,
-                "give 'sampling_rate' or 'batch_size' with 'dataset_size', not both",
-                getattr(self, extra),
-            ))
-        elif self.sampling_rate is None:
-            if self.batch_size is None and self.dataset_size is None:
-                problems.append(_conflict(
-                    "sampling_rate",
-                    "give 'sampling_rate' or 'batch_size' with 'dataset_size'; none was given",
-                ))
-            elif self.batch_size is None:
-                problems.append(_conflict("batch_size", "'dataset_size' needs 'batch_size'"))
-            elif self.dataset_size is None:
-                problems.append(_conflict("dataset_size", "'batch_size' needs 'dataset_size'"))
-        return problems + _batch_problems(self.batch_size, self.dataset_size)
-
-
-class PoissonSampled(_SamplingRate):
-    """Poisson subsampling: each record joins the batch independently with probability q,
-    then ``mechanism`` runs on the batch once. Amplification is accounted exactly by
-    dp-accounting's subsampled PLDs."""
-
-    mechanism: Mechanism = Field(
-        description="The mechanism run on the sampled batch: gaussian, laplace, "
-        "discrete_gaussian or discrete_laplace."
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> PoissonSampled:
-        _raise_if(self._rate_problems(), "PoissonSampled")
-        return self
-
-
-class FixedSizeSampled(_Strict):
-    """Sampling a fixed-size batch uniformly without replacement, then running
-    ``mechanism`` once. Its amplification holds under replace-one neighbours
-    (Balle, Barthe & Gaboardi 2018; Dong, Roth & Su, Thm 4.2); it is not Poisson
-    sampling. Repeated steps compose the symmetric per-step curve C_p(f)."""
-
-    batch_size: DatasetSize = Field(description="Number of records in every batch.")
-    dataset_size: DatasetSize = Field(description="Number of records N in the dataset.")
-    mechanism: Mechanism = Field(description="The mechanism run on the sampled batch.")
-
-    def rate(self) -> float:
-        """The fraction p of the dataset in each batch."""
-        return self.batch_size / self.dataset_size
-
-    @model_validator(mode="after")
-    def _check(self) -> FixedSizeSampled:
-        _raise_if(_batch_problems(self.batch_size, self.dataset_size), "FixedSizeSampled")
-        return self
-
-
-class Repeat(_Strict):
-    """Run ``mechanism`` several times on the same dataset (self-composition).
-
-    Give ``count``, or ``epochs`` with ``batch_size`` and ``dataset_size``
-    (count = ⌈epochs · dataset_size / batch_size⌉, rounded up: never fewer steps
-    than were run).
-    """
-
-    count: Count | None = Field(None, description="Number of runs.")
-    epochs: Annotated[float, Field(gt=0, le=MAX_REPETITIONS, allow_inf_nan=False)] | None = Field(
-        None, description="Passes over the data; needs batch_size and dataset_size."
-    )
-    batch_size: DatasetSize | None = Field(
-        None, description="(Expected) batch size, to turn epochs into steps."
-    )
-    dataset_size: DatasetSize | None = Field(
-        None, description="Number of records, to turn epochs into steps."
-    )
-    mechanism: Mechanism = Field(description="The mechanism that is repeated.")
-
-    def times(self) -> int:
-        """The number of runs, from whichever fields were given."""
-        if self.count is not None:
-            return self.count
-        assert self.epochs and self.batch_size and self.dataset_size
-        return steps_from_epochs(self.epochs, self.batch_size, self.dataset_size)
-
-    @model_validator(mode="after")
-    def _check(self) -> Repeat:
-        problems = _exactly_one(self, ("count", "epochs"), "how many runs")
-        problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size)
-        problems += _batch_problems(self.batch_size, self.dataset_size)
-        _raise_if(problems, "Repeat")
-        return self
-
-
-def steps_from_epochs(epochs: float, batch_size: int, dataset_size: int) -> int:
-    """Steps in ``epochs`` passes, rounded up so that no step goes unaccounted."""
-    return max(1, math.ceil(epochs * dataset_size / batch_size - 1e-9))
-
-
-def _epoch_problems(epochs: float | None, batch_size: int | None,
-                    dataset_size: int | None) -> list[InitErrorDetails]:
-    problems: list[InitErrorDetails] = []
-    if epochs is None:
-        return problems
-    if batch_size is None:
-        problems.append(_conflict("epochs", "'epochs' needs 'batch_size' to count the steps",
-                                  epochs))
-    if dataset_size is None:
-        problems.append(_conflict("epochs", "'epochs' needs 'dataset_size' to count the steps",
-                                  epochs))
-    if (batch_size and dataset_size and batch_size <= dataset_size  # else: _batch_problems
-            and steps_from_epochs(epochs, batch_size, dataset_size) > MAX_REPETITIONS):
-        problems.append(_conflict(
-            "epochs", f"{epochs:g} epochs are more than {MAX_REPETITIONS:,} steps", epochs))
-    return problems
-
-
-def _batch_problems(batch_size: int | None, dataset_size: int | None) -> list[InitErrorDetails]:
-    if batch_size is None or dataset_size is None or batch_size <= dataset_size:
-        return []
-    return [_conflict("batch_size",
-                      f"batch of {batch_size} is larger than the dataset of {dataset_size} records",
-                      batch_size)]
-
-
-class Stage(_Strict):
-    """One named part of a composition, optionally repeated."""
-
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
-        None, description="Name shown in the report, e.g. 'hyper-parameter search'."
-    )
-    repeat: Count = Field(1, description="How many times this stage runs (default 1).")
-    mechanism: Mechanism = Field(description="What this stage releases.")
-
-
-class DPSGD(_SamplingRate):
-    """DP-SGD shortcut: ``steps`` Poisson-subsampled Gaussian gradient releases.
-
-    Equivalent to ``repeat`` of ``poisson_sampled`` of ``gaussian`` with the same
-    noise multiplier. All intermediate models are covered.
-    """
-
-    noise_multiplier: PositiveFloat = Field(
-        description="Noise standard deviation divided by the per-example clipping norm."
-    )
-    steps: Count | None = Field(None, description="Number of noisy gradient steps.")
-    epochs: Annotated[float, Field(gt=0, le=MAX_REPETITIONS, allow_inf_nan=False)] | None = Field(
-        None,
-        description="Passes over the data; steps = ⌈epochs · dataset_size / batch_size⌉.",
-    )
-
-    def times(self) -> int:
-        """The number of steps, from whichever fields were given."""
-        if self.steps is not None:
-            return self.steps
-        assert self.epochs and self.batch_size and self.dataset_size
-        return steps_from_epochs(self.epochs, self.batch_size, self.dataset_size)
-
-    @model_validator(mode="after")
-    def _check(self) -> DPSGD:
-        problems = self._rate_problems()
-        problems += _exactly_one(self, ("steps", "epochs"), "how long training runs")
-        problems += _epoch_problems(self.epochs, self.batch_size, self.dataset_size)
-        _raise_if(problems, "DPSGD")
-        return self
+__all__ = [
+    "DPSGD", "MAX_DATASET_SIZE", "MAX_REPETITIONS", "MECHANISM_KINDS", "NODE_TYPES",
+    "ApproximateDP", "DiscreteGaussian", "DiscreteLaplace", "FixedSizeSampled", "Gaussian",
+    "Laplace", "Mechanism", "PoissonSampled", "PureDP", "RandomizedResponse", "Repeat",
+    "Spec", "Stage", "event_of", "steps_from_epochs", "walk",
+]
 
 
 # ---------------------------------------------------------------------------
@@ -478,85 +74,31 @@ class _Node(_Strict):
         return next(iter(type(self).model_fields))
 
     @property
-    def block(self) -> BaseModel:
-        """The model under the kind's key."""
-        return getattr(self, self.kind)  # type: ignore[no-any-return]
+    def block(self) -> Any:
+        """What is under the kind's key: its model, or a composition's list of stages."""
+        return getattr(self, self.kind)
 
 
-class GaussianNode(_Node):
-    gaussian: Gaussian
+def _node_type(name: str) -> type[_Node]:
+    """The one-key model of kind ``name`` (``GaussianNode``: ``{gaussian: Gaussian}``)."""
+    kind = KINDS[name]
+    field = kind.field
+    if kind.model is not None:
+        title, value = kind.model.__name__, (field, ...)
+    else:  # a composition: the list of stages is the node's own field
+        title = "".join(part.capitalize() for part in name.split("_"))
+        value = (field, Field(description="The stages, in the order they run, all on the "
+                              "same dataset."))
+    node: type[_Node] = create_model(f"{title}Node", __base__=_Node,
+                                     **{name: value})  # type: ignore[call-overload]
+    return node
 
 
-class LaplaceNode(_Node):
-    laplace: Laplace
-
-
-class DiscreteGaussianNode(_Node):
-    discrete_gaussian: DiscreteGaussian
-
-
-class DiscreteLaplaceNode(_Node):
-    discrete_laplace: DiscreteLaplace
-
-
-class RandomizedResponseNode(_Node):
-    randomized_response: RandomizedResponse
-
-
-class PureDPNode(_Node):
-    pure_dp: PureDP
-
-
-class ApproximateDPNode(_Node):
-    approximate_dp: ApproximateDP
-
-
-class PoissonSampledNode(_Node):
-    poisson_sampled: PoissonSampled
-
-
-class FixedSizeSampledNode(_Node):
-    fixed_size_sampled: FixedSizeSampled
-
-
-class RepeatNode(_Node):
-    repeat: Repeat
-
-
-class DPSGDNode(_Node):
-    dpsgd: DPSGD
-
-
-class ComposeNode(_Node):
-    # Its value is the list of stages itself, so the node is its own block.
-
-    compose: Annotated[list[Stage], Field(min_length=1, max_length=100_000)] = Field(
-        description="The stages, in the order they run, all on the same dataset."
-    )
-
-    @property
-    def block(self) -> BaseModel:
-        return self
-
-
-#: Every mechanism kind, by the key a spec writes.
-NODE_TYPES: dict[str, type[_Node]] = {
-    "gaussian": GaussianNode,
-    "laplace": LaplaceNode,
-    "discrete_gaussian": DiscreteGaussianNode,
-    "discrete_laplace": DiscreteLaplaceNode,
-    "randomized_response": RandomizedResponseNode,
-    "pure_dp": PureDPNode,
-    "approximate_dp": ApproximateDPNode,
-    "poisson_sampled": PoissonSampledNode,
-    "fixed_size_sampled": FixedSizeSampledNode,
-    "repeat": RepeatNode,
-    "dpsgd": DPSGDNode,
-    "compose": ComposeNode,
-}
-MECHANISM_KINDS: tuple[str, ...] = tuple(NODE_TYPES)
+#: Every mechanism kind's node model, by the key a spec writes.
+NODE_TYPES: dict[str, type[_Node]] = {name: _node_type(name) for name in KINDS}
+MECHANISM_KINDS: tuple[str, ...] = tuple(KINDS)
 #: Kinds that add noise once (may sit under a sampling node).
-ADDITIVE_KINDS = ("gaussian", "laplace", "discrete_gaussian", "discrete_laplace")
+ADDITIVE_KINDS = tuple(name for name, kind in KINDS.items() if kind.additive)
 
 
 def _kind_of(value: Any) -> str | None:
@@ -580,6 +122,15 @@ else:
             custom_error_message="a mechanism is a mapping with one key naming its kind",
         ),
     ]
+    for _model in (PoissonSampled, FixedSizeSampled, Repeat, Stage):
+        _model.model_rebuild(_types_namespace={"Mechanism": Mechanism})
+    for _node in NODE_TYPES.values():
+        _node.model_rebuild()
+
+
+def event_of(node: _Node) -> Event:
+    """What ``node`` releases, as ``privspec.spec.events`` (its kind's ``event``)."""
+    return KINDS[node.kind].event(node.block, event_of)
 
 
 # ---------------------------------------------------------------------------
@@ -749,15 +300,15 @@ def walk(node: Any, path: tuple[str | int, ...] = ()
     them: a validated tree, or one as written (one-key mappings), whose malformed parts
     are skipped (field validation reports them)."""
     kind = _kind_of(node)
-    if kind not in NODE_TYPES:
+    if kind not in KINDS:
         return
     fields = node.block if isinstance(node, _Node) else node[kind]
     yield path, kind, fields
-    if kind == "compose":
-        stages = fields.compose if isinstance(fields, ComposeNode) else fields
-        for i, stage in enumerate(stages if isinstance(stages, list) else []):
-            yield from walk(_field(stage, "mechanism"), (*path, "compose", i, "mechanism"))
-    elif kind in ("poisson_sampled", "fixed_size_sampled", "repeat"):
+    nesting = KINDS[kind].nesting
+    if nesting == "stages":
+        for i, stage in enumerate(fields if isinstance(fields, list) else []):
+            yield from walk(_field(stage, "mechanism"), (*path, kind, i, "mechanism"))
+    elif nesting == "mechanism":
         yield from walk(_field(fields, "mechanism"), (*path, kind, "mechanism"))
 
 
@@ -771,28 +322,20 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
     problems: list[tuple[tuple[str | int, ...], str]] = []
     for path, kind, fields in walk(mechanism):
         here = (*path, kind)
-        if kind == "randomized_response" and relation != "replace-one":
-            problems.append((here, "randomized response protects one respondent's answer "
-                             "and is accounted under 'neighbouring: replace-one'"))
-        if kind in ("poisson_sampled", "fixed_size_sampled"):
+        declared = KINDS[kind]
+        if declared.sampling is not None:
             inner = _field(fields, "mechanism")
             inner_kind = _kind_of(inner)
-            if inner_kind in NODE_TYPES and inner_kind not in ADDITIVE_KINDS:
+            if inner_kind in KINDS and not KINDS[inner_kind].additive:
                 problems.append(((*here, "mechanism"),
                                  f"sampling can wrap one noise-adding release "
                                  f"({', '.join(ADDITIVE_KINDS)}), not '{inner_kind}'"))
-            elif (inner_kind in ADDITIVE_KINDS and kind == "poisson_sampled"
+            elif (inner_kind in KINDS and declared.sampling == "poisson"
                   and relation == "replace-one"
                   and _field(_field(inner, "gaussian"), "noise_multiplier") is None):
                 problems.append(((*here, "mechanism"),
                                  "under replace-one, Poisson sampling is accounted only "
                                  "for a gaussian given by 'noise_multiplier'"))
-        if kind == "fixed_size_sampled" and relation != "replace-one":
-            problems.append((here, "fixed-size sampling without replacement is analysed "
-                             "under 'neighbouring: replace-one' (Balle et al. 2018); for "
-                             "add-or-remove use poisson_sampled if batches are Poisson-sampled"))
+        if declared.replace_one_only is not None and relation != "replace-one":
+            problems.append((here, declared.replace_one_only))
     return problems
-
-
-for _model in (PoissonSampled, FixedSizeSampled, Repeat, Stage, ComposeNode, Spec):
-    _model.model_rebuild()

@@ -1,0 +1,144 @@
+"""What every spec model shares: the strict frozen base, bounded field types, and the
+cross-field rules several kinds use (one of two fields, rates, epochs, batches).
+
+No numerical imports (``privspec validate`` imports this layer).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+#: Largest repetition count accepted anywhere (steps, repeat, count).
+MAX_REPETITIONS = 10_000_000
+#: Largest dataset size accepted.
+MAX_DATASET_SIZE = 10**12
+
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Probability = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=1, le=MAX_REPETITIONS)]
+DatasetSize = Annotated[int, Field(ge=1, le=MAX_DATASET_SIZE)]
+Epochs = Annotated[float, Field(gt=0, le=MAX_REPETITIONS, allow_inf_nan=False)]
+IntegerSensitivity = Annotated[int, Field(ge=1, le=1_000_000)]
+
+
+class _Strict(BaseModel):
+    """Base for every spec model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        allow_inf_nan=False,
+        use_attribute_docstrings=False,
+    )
+
+
+def conflict(field: str, message: str, value: Any = None) -> InitErrorDetails:
+    """One cross-field problem, located at ``field`` of the model being checked."""
+    return InitErrorDetails(
+        type=PydanticCustomError("spec_conflict", message),
+        loc=(field,),
+        input=value,
+    )
+
+
+def raise_if(problems: list[InitErrorDetails], title: str) -> None:
+    """Raise the problems found by a model's cross-field check, if any."""
+    if problems:
+        raise ValidationError.from_exception_data(title, problems)
+
+
+def exactly_one(model: BaseModel, names: tuple[str, ...], what: str) -> list[InitErrorDetails]:
+    """Cross-field rule: exactly one of ``names`` is given."""
+    given = [n for n in names if getattr(model, n) is not None]
+    if len(given) == 1:
+        return []
+    alternatives = " or ".join(f"'{n}'" for n in names)
+    if not given:
+        return [conflict(names[0], f"give {alternatives} ({what}); none was given")]
+    return [
+        conflict(n, f"give {alternatives}, not both: they say the same thing ({what})",
+                 getattr(model, n))
+        for n in given[1:]
+    ]
+
+
+def steps_from_epochs(epochs: float, batch_size: int, dataset_size: int) -> int:
+    """Steps in ``epochs`` passes, rounded up so that no step goes unaccounted."""
+    return max(1, math.ceil(epochs * dataset_size / batch_size - 1e-9))
+
+
+def epoch_problems(epochs: float | None, batch_size: int | None,
+                   dataset_size: int | None) -> list[InitErrorDetails]:
+    """``epochs`` needs both sizes, and must not mean more steps than allowed."""
+    problems: list[InitErrorDetails] = []
+    if epochs is None:
+        return problems
+    if batch_size is None:
+        problems.append(conflict("epochs", "'epochs' needs 'batch_size' to count the steps",
+                                 epochs))
+    if dataset_size is None:
+        problems.append(conflict("epochs", "'epochs' needs 'dataset_size' to count the steps",
+                                 epochs))
+    if (batch_size and dataset_size and batch_size <= dataset_size  # else: batch_problems
+            and steps_from_epochs(epochs, batch_size, dataset_size) > MAX_REPETITIONS):
+        problems.append(conflict(
+            "epochs", f"{epochs:g} epochs are more than {MAX_REPETITIONS:,} steps", epochs))
+    return problems
+
+
+def batch_problems(batch_size: int | None, dataset_size: int | None) -> list[InitErrorDetails]:
+    """A batch cannot be larger than the dataset."""
+    if batch_size is None or dataset_size is None or batch_size <= dataset_size:
+        return []
+    return [conflict("batch_size",
+                     f"batch of {batch_size} is larger than the dataset of {dataset_size} records",
+                     batch_size)]
+
+
+class SamplingRate(_Strict):
+    """Shared fields of the sampling schemes: a rate, or a batch size and a dataset size."""
+
+    sampling_rate: Probability | None = Field(
+        None, description="Probability q that a given record is in a batch, in (0, 1]."
+    )
+    batch_size: DatasetSize | None = Field(
+        None, description="Batch size (expected batch size under Poisson sampling)."
+    )
+    dataset_size: DatasetSize | None = Field(
+        None, description="Number of records N in the dataset; the rate is batch_size / N."
+    )
+
+    def rate(self) -> float:
+        """The sampling probability q, from whichever fields were given."""
+        if self.sampling_rate is not None:
+            return self.sampling_rate
+        assert self.batch_size is not None and self.dataset_size is not None
+        return self.batch_size / self.dataset_size
+
+    def rate_problems(self) -> list[InitErrorDetails]:
+        """A rate, or a batch size with a dataset size: exactly one way."""
+        problems: list[InitErrorDetails] = []
+        has_sizes = self.batch_size is not None or self.dataset_size is not None
+        if self.sampling_rate is not None and has_sizes:
+            extra = "batch_size" if self.batch_size is not None else "dataset_size"
+            problems.append(conflict(
+                extra,
+                "give 'sampling_rate' or 'batch_size' with 'dataset_size', not both",
+                getattr(self, extra),
+            ))
+        elif self.sampling_rate is None:
+            if self.batch_size is None and self.dataset_size is None:
+                problems.append(conflict(
+                    "sampling_rate",
+                    "give 'sampling_rate' or 'batch_size' with 'dataset_size'; none was given",
+                ))
+            elif self.batch_size is None:
+                problems.append(conflict("batch_size", "'dataset_size' needs 'batch_size'"))
+            elif self.dataset_size is None:
+                problems.append(conflict("dataset_size", "'batch_size' needs 'dataset_size'"))
+        return problems + batch_problems(self.batch_size, self.dataset_size)

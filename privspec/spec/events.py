@@ -1,0 +1,101 @@
+"""What a mechanism releases, as data: the events the numerics account.
+
+After dp-accounting's ``DpEvent`` algebra: each mechanism kind turns its validated
+fields into these (defaults resolved once, in the kind's module), and
+``privspec.numerics.accounting`` accounts each event type.  A new kind that releases
+what an existing event describes needs no numerical code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+
+@dataclass(frozen=True)
+class GaussianEvent:
+    """One release with N(0, σ²) noise.  ``clipped``: σ is a noise multiplier z and one
+    record moves the released sum by one clipping norm (add-or-remove) or two
+    (replace-one); otherwise ``sensitivity`` Δ holds under the spec's relation."""
+
+    sigma: float
+    sensitivity: float = 1.0
+    clipped: bool = False
+
+
+@dataclass(frozen=True)
+class LaplaceEvent:
+    """One release with Laplace noise of scale b, L1 sensitivity Δ."""
+
+    scale: float
+    sensitivity: float
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianEvent:
+    """One release of an integer query with discrete Gaussian noise of scale σ."""
+
+    sigma: float
+    sensitivity: int
+
+
+@dataclass(frozen=True)
+class DiscreteLaplaceEvent:
+    """One release with P(noise = k) ∝ exp(−parameter·|k|)."""
+
+    parameter: float
+    sensitivity: int
+
+
+@dataclass(frozen=True)
+class RandomizedResponseEvent:
+    """k-ary randomized response: the true answer is replaced by a uniformly random one
+    with probability ``noise`` (dp-accounting's parameterisation)."""
+
+    noise: float
+    categories: int
+
+
+@dataclass(frozen=True)
+class PureDPEvent:
+    """Any ε-DP release, accounted by its worst case."""
+
+    epsilon: float
+
+
+@dataclass(frozen=True)
+class ApproximateDPEvent:
+    """Any (ε, δ)-DP release, accounted by its worst case."""
+
+    epsilon: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class SampledEvent:
+    """``event`` run once on a batch: Poisson-sampled with rate q, or of a fixed size
+    (a fraction q of the dataset) sampled without replacement."""
+
+    event: Event
+    rate: float
+    scheme: Literal["poisson", "fixed-size"]
+
+
+@dataclass(frozen=True)
+class RepeatedEvent:
+    """``event`` run ``count`` times on the same dataset."""
+
+    event: Event
+    count: int
+
+
+@dataclass(frozen=True)
+class ComposedEvent:
+    """Stages run one after another on the same dataset, each ``(event, repeat)``."""
+
+    stages: tuple[tuple[Event, int], ...]
+
+
+Event: TypeAlias = (GaussianEvent | LaplaceEvent | DiscreteGaussianEvent | DiscreteLaplaceEvent
+                    | RandomizedResponseEvent | PureDPEvent | ApproximateDPEvent | SampledEvent
+                    | RepeatedEvent | ComposedEvent)

@@ -1,0 +1,230 @@
+"""The GitHub Action's work (``privspec action``, run by ``action.yml``).
+
+For a pull request, it finds the ``*.privspec.yaml`` / ``*.privspec.yml`` files that
+changed between the merge base of the base and head revisions (``git diff
+--name-status``), compares each with its version at the base (as ``privspec diff``
+does), checks the head versions against their budgets and the given limits (as
+``privspec check`` does), and builds one Markdown comment.  Specs are read from git at
+both revisions, so the working tree does not matter.  Writing the comment, the job
+summary and the step outputs is the command's part (``privspec.cli.action``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from privspec.report import formatting as fmt
+
+if TYPE_CHECKING:
+    from privspec.workflows.budget import Limit, Outcome
+    from privspec.workflows.diffing import SpecDiff
+
+#: The first line of every comment, so a workflow can find and update its own comment.
+COMMENT_MARKER = "<!-- privspec-action -->"
+SPEC_PATTERNS = ("*.privspec.yaml", "*.privspec.yml")
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+class ActionError(Exception):
+    """The action cannot run; a one-line message."""
+
+
+@dataclass
+class Section:
+    """What the comment says about one changed spec."""
+
+    path: str
+    status: str  # "modified", "added", "removed", "invalid"
+    line: str  # one line for the overview
+    body: str  # Markdown
+    diff: SpecDiff | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def over_budget(self) -> bool:
+        return any(not outcome.ok for outcome in self.outcomes)
+
+
+def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str | None]]:
+    """(path at base, path at head) of each changed spec file, None where it does not
+    exist, renames followed; between the merge base of ``base`` and ``head`` and ``head``."""
+    from privspec.workflows.diffing import run_git
+
+    done = run_git(root, "diff", "--name-status", "-z", "-M", "--no-color", f"{base}...{head}",
+                   "--", *SPEC_PATTERNS)
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ActionError(f"git diff {base}...{head} failed: "
+                          f"{message[0] if message else 'unknown error'} (in CI, use "
+                          "actions/checkout with fetch-depth: 0)")
+    words = done.stdout.decode("utf-8", "replace").split("\0")
+    changes: list[tuple[str | None, str | None]] = []
+    position = 0
+    while position < len(words) and words[position]:
+        status = words[position][0]
+        if status == "R":  # -M reports renames (and never copies) with both paths
+            changes.append((words[position + 1], words[position + 2]))
+            position += 3
+            continue
+        path = words[position + 1]
+        position += 2
+        changes.append((None if status == "A" else path, None if status == "D" else path))
+    return changes
+
+
+def _merge_base(root: str, base: str, head: str) -> str:
+    from privspec.workflows.diffing import run_git
+
+    done = run_git(root, "merge-base", base, head)
+    if done.returncode != 0:
+        raise ActionError(f"{base} and {head} have no common history here (in CI, use "
+                          "actions/checkout with fetch-depth: 0)")
+    return done.stdout.decode("ascii").strip()
+
+
+def _short(root: str, revision: str) -> str:
+    from privspec.workflows.diffing import run_git
+
+    done = run_git(root, "rev-parse", "--short", revision)
+    return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
+
+
+def _outcome_lines(path: str, outcomes: list[Outcome]) -> list[str]:
+    esc = fmt.escape_markdown
+    return [f"- `{path}`: {esc(o.message)}" for o in outcomes if not o.ok]
+
+
+def _section(root: str, old_path: str | None, new_path: str | None,
+             base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
+    """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
+    from privspec.report.evaluation import evaluate
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.spec.loader import load_spec_text
+    from privspec.workflows.budget import check_report, deltas_of, limits_for, with_deltas
+    from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
+
+    esc = fmt.escape_markdown
+    if new_path is None:
+        assert old_path is not None
+        return Section(old_path, "removed", f"`{old_path}`: removed",
+                       f"### Removed: `{old_path}`\n\nThis pull request deletes the spec.\n")
+    from privspec.workflows.diffing import text_at_revision
+
+    head_label = f"{head[1]}:{new_path}"
+    try:
+        after = load_spec_text(text_at_revision(root, head[0], new_path), head_label)
+    except SpecError as error:
+        lines = format_diagnostics(error.diagnostics, "gcc")
+        return Section(new_path, "invalid", f"`{new_path}`: invalid spec",
+                       f"### Invalid spec: `{new_path}`\n\n```\n{lines}\n```\n")
+    spec_limits = limits_for(after, limits)
+    before = None
+    note = ""
+    if old_path is not None:
+        base_label = f"{base[1]}:{old_path}"
+        try:
+            before = load_spec_text(text_at_revision(root, base[0], old_path), base_label)
+        except SpecError:
+            note = ("The base version was not a valid spec, so there is nothing to compare "
+                    "with.\n\n")
+    try:
+        if before is not None:
+            old, new = aligned(before, after, deltas_of(spec_limits))
+            before_report, after_report = evaluate(old), evaluate(new, spec_path=new_path)
+        else:
+            after_report = evaluate(with_deltas(after, deltas_of(spec_limits)),
+                                    spec_path=new_path)
+    except Exception as error:  # the evaluator's refusal
+        return Section(new_path, "invalid", f"`{new_path}`: cannot evaluate",
+                       f"### Cannot evaluate: `{new_path}`\n\n{esc(str(error))}\n")
+    outcomes = check_report(after_report, spec_limits)
+    budget = _outcome_lines(new_path, outcomes)
+    budget_text = ("**Over budget:**\n\n" + "\n".join(budget) + "\n\n") if budget else (
+        "Within budget.\n\n" if outcomes else "")
+    if before is None:
+        title = "New spec" if old_path is None else "Changed spec"
+        body = (f"### {title}: `{new_path}`\n\n{note}{budget_text}"
+                f"{esc(report_summary(after_report))}.\n")
+        return Section(new_path, "added", f"`{new_path}`: new spec, "
+                       f"{esc(report_summary(after_report).split(';')[0])}", body,
+                       outcomes=outcomes)
+    diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
+                        after_label=head_label)
+    moved = f" (renamed from `{old_path}`)" if old_path != new_path else ""
+    body = markdown_from_diff(diff, heading_note=moved, preface=budget_text)
+    return Section(new_path, "modified", f"`{new_path}`: {esc(diff.summary)}", body, diff,
+                   outcomes)
+
+
+def comment_from_sections(sections: list[Section], base: str, head: str) -> str:
+    """The whole comment: an overview line per spec, then one section each."""
+    lines = [COMMENT_MARKER, "## privspec: privacy of the changed specs", ""]
+    if not sections:
+        lines += [f"No `*.privspec.yaml` file changed between `{base}` and `{head}`.", ""]
+        return "\n".join(lines)
+    over = [s for s in sections if s.over_budget]
+    invalid = [s for s in sections if s.status == "invalid"]
+    if over:
+        lines += [f"❌ **{len(over)} of {len(sections)} changed specs over budget.**", ""]
+    elif invalid:
+        lines += [f"❌ **{len(invalid)} changed spec(s) could not be evaluated.**", ""]
+    elif any(s.outcomes for s in sections):
+        lines += ["✅ Every changed spec is within its budget.", ""]
+    lines += [f"- {s.line}" for s in sections]
+    lines += ["", f"Compared `{base}` (merge base) with `{head}`. μ up means weaker privacy; "
+              "numbers are rounded conservatively.", ""]
+    for section in sections:
+        lines += [section.body.rstrip("\n"), ""]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the action compares and checks: revisions, repository, limits."""
+
+    base: str
+    head: str = "HEAD"
+    repo: str = "."
+    max_mu: float | None = None
+    max_epsilon: float | None = None
+    delta: float | None = None
+    max_advantage: float | None = None
+    require_tier1: bool = False
+    fail_on_weaker: bool = False
+
+
+def run(args: Request) -> tuple[int, str, list[Section]]:
+    """Do the work; return the exit code, the comment and the sections."""
+    from privspec.workflows.budget import limits_from_options
+    from privspec.workflows.diffing import DiffError, repository_root, verify_revision
+
+    try:
+        limits = limits_from_options(max_mu=args.max_mu, max_epsilon=args.max_epsilon,
+                                     delta=args.delta, max_advantage=args.max_advantage,
+                                     require_tier1=args.require_tier1)
+    except ValueError as error:
+        raise ActionError(str(error)) from None
+    if not args.base.strip():
+        raise ActionError("no base revision: the action takes the pull request's base; on "
+                          "other events set the 'base' input (e.g. github.event.before)")
+    try:
+        root = repository_root(args.repo)
+        verify_revision(root, args.base)
+        verify_revision(root, args.head)
+    except DiffError as error:
+        raise ActionError(str(error)) from None
+    merge_base = _merge_base(root, args.base, args.head)
+    base = (merge_base, _short(root, merge_base))
+    head = (args.head, _short(root, args.head))
+    sections = [_section(root, old, new, base, head, limits)
+                for old, new in changed_specs(root, merge_base, args.head)]
+    comment = comment_from_sections(sections, base[1], head[1])
+    code = EXIT_OK
+    if any(s.status == "invalid" for s in sections):
+        code = EXIT_CANNOT_RUN
+    elif any(s.over_budget for s in sections) or (args.fail_on_weaker and any(
+            s.diff is not None and (s.diff.verdict == "weaker" or not s.diff.comparable)
+            for s in sections)):
+        code = EXIT_CHECK_FAILED
+    return code, comment, sections
