@@ -221,9 +221,9 @@ def test_an_evaluator_refusal_is_one_line_and_exit_2(
     import privspec.report.evaluation
 
     def refuse(*_: object, **__: object) -> None:
-        raise ValueError("no accounting for this")
+        raise ValueError("no accounting for this")  # as the numerical stack raises it
 
-    monkeypatch.setattr(privspec.report.evaluation, "evaluate", refuse)
+    monkeypatch.setattr(privspec.report.evaluation, "_evaluate", refuse)
     before = sorted(Path().iterdir())
     assert main([command[0], LAPLACE, *command[1:]]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from example_reports import example_report
 from scipy.stats import norm
 
-import privspec
 from privspec.report.model import Report
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def evaluated(name: str) -> Report:
-    return privspec.evaluate(EXAMPLES / name)
+    return example_report(name.removesuffix(".privspec.yaml"))
 
 
 def test_census_dhc_2020_is_sqrt_two_rho() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from example_reports import example_report
 from scipy.special import ndtri
 
 import privspec
@@ -157,7 +158,7 @@ def test_randomized_response_epsilon_one_regret_value() -> None:
 
 
 def test_randomized_response_flip_probability_example() -> None:
-    report = privspec.evaluate(EXAMPLES / "randomized-response-survey.privspec.yaml")
+    report = example_report("randomized-response-survey")
     # flip 1/4 of 2 answers: ε = ln 3; the grid rounds ε up to a multiple of h = 1e-4.
     assert report.gdp.mu == pytest.approx(pure_dp_mu(math.log(3)), abs=2e-4)
     assert report.gdp.mu >= pure_dp_mu(math.log(3))
@@ -203,7 +204,7 @@ def test_approximate_dp_black_box_has_no_finite_mu(epsilon: float, delta: float)
 
 
 def test_approximate_dp_example() -> None:
-    report = privspec.evaluate(EXAMPLES / "approximate-dp-black-box.privspec.yaml")
+    report = example_report("approximate-dp-black-box")
     assert report.gdp.mu is None and report.gdp.tier == 2
     by_delta = {e.delta: e.epsilon for e in report.epsilons}
     assert by_delta[1e-5] == pytest.approx(8.0, abs=1e-3)
@@ -213,7 +214,7 @@ def test_approximate_dp_example() -> None:
 
 
 def test_dpsgd_cifar10_reference_values() -> None:
-    report = privspec.evaluate(EXAMPLES / "cifar10-dpsgd-eps8.privspec.yaml")
+    report = example_report("cifar10-dpsgd-eps8")
     assert report.accounting.discretization == 1e-4 and report.accounting.floor == 1e-12
     assert report.gdp.mu is not None and 1.567 <= report.gdp.mu <= 1.569
     assert report.gdp.regret is not None and 1.0e-3 <= report.gdp.regret <= 1.3e-3
@@ -223,7 +224,7 @@ def test_dpsgd_cifar10_reference_values() -> None:
 
 
 def test_census_discrete_gaussians_close_to_zcdp_budget() -> None:
-    report = privspec.evaluate(EXAMPLES / "census-discrete-gaussian.privspec.yaml")
+    report = example_report("census-discrete-gaussian")
     rho_total = 4 * 0.05 + 20 * 0.02 + 100 * 0.005
     bound = math.sqrt(2 * rho_total)
     assert report.gdp.mu is not None

@@ -25,12 +25,11 @@ from privspec.numerics.portable_pld import (
     laplace_pld,
 )
 
-CASES = list(itertools.product(
-    [0.5, 1.0, 9.4, 30.0],          # σ
-    [1.0, 0.3277, 0.01, 1e-4, 0.999],  # sampling probability
-    [1e-4, 1e-2],                   # discretization
-    [1.0, 2.0],                     # sensitivity
-))
+SIGMAS, RATES = [0.5, 1.0, 9.4, 30.0], [1.0, 0.3277, 0.01, 1e-4, 0.999]
+CASES = [
+    *itertools.product(SIGMAS, RATES, [1e-4, 1e-2], [1.0]),  # σ, q, discretization, Δ
+    *itertools.product(SIGMAS, RATES, [1e-2], [2.0]),        # Δ scales like 1/σ: coarse h suffices
+]
 
 
 def directions(pld: object) -> list[object]:

@@ -9,12 +9,12 @@ and review the diff.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from pathlib import Path
 
 import pytest
+from example_reports import example_report
 from golden_files import assert_golden
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -55,14 +55,6 @@ def example_figure(stem: str, fmt: str) -> tuple[str, str] | None:
     if fmt != "markdown":
         return None
     return f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png"
-
-
-@functools.cache
-def example_report(stem: str) -> Report:
-    from privspec.report.evaluation import evaluate
-
-    return evaluate(ROOT / "examples" / f"{stem}.privspec.yaml",
-                    spec_path=f"examples/{stem}.privspec.yaml")
 
 
 def example_command(stem: str, fmt: str, variant: str) -> str:

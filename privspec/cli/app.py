@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from privspec.cli.action import action
+from privspec.errors import PrivspecError
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
@@ -169,7 +170,7 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
 
     try:
         return evaluate_spec(spec, spec_path=spec_path)
-    except Exception as error:
+    except PrivspecError as error:
         raise _fail(command, f"{label}: cannot evaluate: {error}") from None
 
 
@@ -767,6 +768,7 @@ def check(
     limit LIMIT (SOURCE)'. Values are compared unrounded and printed rounded
     conservatively. A spec with no limits at all passes, with a note.
     """
+    from privspec.errors import Code
     from privspec.spec.diagnostics import Diagnostic, format_diagnostics
     from privspec.workflows.budget import check_spec, limits_for, limits_from_options
 
@@ -786,7 +788,7 @@ def check(
             continue
         try:
             outcomes = check_spec(spec, extra, spec_path=path)
-        except Exception as error:  # the evaluator's refusal, without a traceback
+        except PrivspecError as error:  # the evaluator's refusal, without a traceback
             typer.echo(f"privspec check: error: {path}: cannot evaluate: {error}", err=True)
             raise typer.Exit(EXIT_CANNOT_RUN) from None
         failed = [o for o in outcomes if not o.ok]
@@ -795,7 +797,7 @@ def check(
             if output_format is CheckFormat.github:
                 typer.echo(format_diagnostics([Diagnostic(
                     path, 1, 1, outcome.limit.source, outcome.message,
-                    "budget/exceeded")], "github"))
+                    Code.BUDGET_EXCEEDED)], "github"))
             else:
                 typer.echo(f"{path}: {outcome.message}")
         if not failed and not quiet:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from privspec import __version__
+from privspec.errors import EvaluationError, PrivspecError
 from privspec.numerics.accounting import Accounted, StageAccount, account
 from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
 from privspec.numerics.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
@@ -66,10 +67,10 @@ def _versions() -> dict[str, str]:
 def _as_spec(spec: Spec | str | os.PathLike[str] | dict[str, Any]) -> tuple[Spec, str | None]:
     if isinstance(spec, Spec):
         return spec, None
-    if isinstance(spec, dict):
-        return Spec.model_validate(spec), None
-    from privspec.spec.loader import load_spec
+    from privspec.spec.loader import load_spec, spec_from_data
 
+    if isinstance(spec, dict):
+        return spec_from_data(spec, "<dict>"), None
     return load_spec(spec), os.fspath(spec)
 
 
@@ -138,10 +139,29 @@ def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
     return [mus[id(stage)] for stage in accounted.stages]
 
 
+#: What the numerical stack raises when a valid spec is beyond what it can compute
+#: (overflow, arrays too large, a library's own refusal): reported as EvaluationError.
+_NUMERICAL_FAILURES = (ArithmeticError, MemoryError, ValueError, IndexError)
+
+
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
              *, spec_path: str | None = None) -> Report:
-    """Evaluate a spec (model, dict or YAML path) into a frozen Report."""
+    """Evaluate a spec (model, dict or YAML path) into a frozen Report.
+
+    An invalid spec raises ``SpecError`` (a dict is read like a file, with the same
+    diagnostics); a valid one that cannot be evaluated raises ``EvaluationError``.
+    """
     model, path = _as_spec(spec)
+    try:
+        return _evaluate(model, path, spec_path)
+    except PrivspecError:
+        raise
+    except _NUMERICAL_FAILURES as error:
+        raise EvaluationError(str(error) or type(error).__name__) from error
+
+
+def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
+    """``evaluate`` of a validated spec."""
     options, accounting = model.report, model.accounting
     accounted = account(model)
     curve = curve_from_pmfs(accounted.pmfs)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from privspec.errors import PrivspecError
 from privspec.report import formatting as fmt
 from privspec.report.model import Report
 
@@ -53,7 +54,7 @@ _AFTER_COLOR = "#b3261e"
 _GUESS_COLOR = "#9a9a9a"
 
 
-class PlotUnavailableError(Exception):
+class PlotUnavailableError(PrivspecError):
     """matplotlib is not installed; the message says how to install it (one line)."""
 
 

@@ -48,6 +48,7 @@ from typing import Any, Literal
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from privspec.errors import PrivspecError
 from privspec.report import formatting
 from privspec.report.model import Report
 
@@ -70,7 +71,7 @@ _DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "
 _SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
 
 
-class RenderError(Exception):
+class RenderError(PrivspecError):
     """A report could not be rendered (unknown format or variant, a broken template)."""
 
 

@@ -6,16 +6,7 @@ what is wrong and what is allowed, and a stable ``area/slug`` code that users
 can grep and docs can link.  Three printers: GCC style (one line each, the
 default), JSON, and GitHub workflow annotations.
 
-Codes (stable; add new ones, never change a meaning):
-
-* ``io/not-found``, ``io/is-a-directory``, ``io/unreadable``, ``io/too-large``,
-  ``io/encoding``: the file could not be read as text.
-* ``yaml/syntax``, ``yaml/tab``, ``yaml/duplicate-key``, ``yaml/alias``,
-  ``yaml/too-deep``, ``yaml/multiple-documents``, ``yaml/unsupported-tag``,
-  ``yaml/complex-key``, ``yaml/invalid-scalar``: the text is not YAML privspec accepts.
-* ``spec/empty``, ``spec/not-a-mapping``, ``spec/unknown-key``,
-  ``spec/missing-key``, ``spec/invalid-type``, ``spec/invalid-value``,
-  ``spec/unknown-kind``, ``spec/conflict``: the YAML is not a valid spec.
+Codes: ``privspec.errors.Code`` (stable; the README lists them).
 
 This module is pure: it never prints, exits or imports anything heavy.
 """
@@ -26,6 +17,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
+
+from privspec.errors import Code, PrivspecError
 
 Severity = Literal["error", "warning"]
 DiagnosticsFormat = Literal["gcc", "json", "github"]
@@ -41,7 +34,7 @@ class Diagnostic:
     column: int
     path: str
     message: str
-    code: str
+    code: Code
     severity: Severity = "error"
 
     def as_dict(self) -> dict[str, str | int]:
@@ -49,7 +42,7 @@ class Diagnostic:
         return asdict(self)
 
 
-class SpecError(Exception):
+class SpecError(PrivspecError):
     """A spec could not be loaded; ``diagnostics`` lists every problem found."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:

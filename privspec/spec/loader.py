@@ -45,6 +45,7 @@ from yaml.reader import Reader
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
+from privspec.errors import Code
 from privspec.spec.diagnostics import Diagnostic, SpecError
 from privspec.spec.models import (
     MECHANISM_KINDS,
@@ -81,7 +82,7 @@ Path = tuple[str | int, ...]
 class _ParseError(Exception):
     """A problem that stops parsing, at a 0-based line and column."""
 
-    def __init__(self, code: str, message: str, line: int, column: int) -> None:
+    def __init__(self, code: Code, message: str, line: int, column: int) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -122,13 +123,13 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         line, column = _event_mark(event)
         if isinstance(event, yaml.AliasEvent):
             raise _ParseError(
-                "yaml/alias",
+                Code.YAML_ALIAS,
                 f"aliases (*{event.anchor}) are not supported in a spec: write the value out",
                 line, column)
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                raise _ParseError("yaml/too-deep", f"nested more than {MAX_DEPTH} levels deep",
+                raise _ParseError(Code.YAML_TOO_DEEP, f"nested more than {MAX_DEPTH} levels deep",
                                   line, column)
             return super().compose_node(parent, index)
         finally:
@@ -192,7 +193,7 @@ class _Builder:
 
     def __init__(self) -> None:
         self.positions: dict[Path, _Where] = {}
-        self.problems: list[tuple[str, str, tuple[int, int], Path]] = []
+        self.problems: list[tuple[Code, str, tuple[int, int], Path]] = []
 
     def where(self, node: Node, key: Node | None) -> _Where:
         block = isinstance(node, MappingNode | SequenceNode) and not node.flow_style
@@ -217,7 +218,7 @@ class _Builder:
     def _bad_tag(self, node: Node, path: Path) -> None:
         tag = node.tag
         shown = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:") else tag
-        self.problems.append(("yaml/unsupported-tag",
+        self.problems.append((Code.YAML_UNSUPPORTED_TAG,
                               f"the tag {shown} is not supported in a spec; remove it",
                               _mark(node), path))
 
@@ -236,7 +237,7 @@ class _Builder:
                 return _float_from(text)
         except ValueError:
             kind = "a whole number" if node.tag == _INT_TAG else "a number"
-            self.problems.append(("yaml/invalid-scalar",
+            self.problems.append((Code.YAML_INVALID_SCALAR,
                                   f"cannot read {_short(text)} as {kind}", _mark(node), path))
             return text
         self._bad_tag(node, path)
@@ -249,14 +250,14 @@ class _Builder:
         first_line: dict[str, int] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, ScalarNode):
-                self.problems.append(("yaml/complex-key",
+                self.problems.append((Code.YAML_COMPLEX_KEY,
                                       "a key must be a plain name, not a mapping or a list",
                                       _mark(key_node), path))
                 continue
             key = key_node.value  # keys are names: always their text
             if key in result:
                 self.problems.append((
-                    "yaml/duplicate-key",
+                    Code.YAML_DUPLICATE_KEY,
                     f"duplicate key '{_short(key)}' (first given on line {first_line[key]}); "
                     "a key may appear once per mapping",
                     _mark(key_node), (*path, key)))
@@ -420,7 +421,7 @@ def _kind_message(value: Any) -> tuple[str, str | None]:
             f"'gaussian: {{sigma: 1.0}}' (got {_show(value, None)}); kinds: {kinds}", None)
 
 
-def _message(error: ErrorDetails, path: Path, where: _Where | None) -> tuple[str, str]:
+def _message(error: ErrorDetails, path: Path, where: _Where | None) -> tuple[Code, str]:
     """(code, message) for one pydantic error at a user path."""
     raw = where.raw if where is not None else None
     unquote = "; remove the quotes" if where is not None and where.quoted else ""
@@ -434,11 +435,11 @@ def _message(error: ErrorDetails, path: Path, where: _Where | None) -> tuple[str
         allowed = _keys_of(model) if model else []
         hint = _suggest(key, allowed)
         if hint:
-            return "spec/unknown-key", f"unknown key '{_short(key)}'; did you mean '{hint}'?"
+            return Code.SPEC_UNKNOWN_KEY, f"unknown key '{_short(key)}'; did you mean '{hint}'?"
         if key in NODE_TYPES and "mechanism" in allowed:
-            return ("spec/unknown-key", f"unknown key '{_short(key)}'; a mechanism kind goes "
+            return (Code.SPEC_UNKNOWN_KEY, f"unknown key '{_short(key)}'; a mechanism kind goes "
                     "under 'mechanism:'")
-        return ("spec/unknown-key", f"unknown key '{_short(key)}'; allowed keys: "
+        return (Code.SPEC_UNKNOWN_KEY, f"unknown key '{_short(key)}'; allowed keys: "
                 + ", ".join(allowed))
     if kind == "missing":
         key = str(path[-1])
@@ -447,15 +448,15 @@ def _message(error: ErrorDetails, path: Path, where: _Where | None) -> tuple[str
         about = ""
         if field is not None and field.description:
             about = " (" + field.description.rstrip(".") + ")"
-        return "spec/missing-key", f"missing required key '{key}'{about}"
+        return Code.SPEC_MISSING_KEY, f"missing required key '{key}'{about}"
     if kind == "unknown_kind":
-        return "spec/unknown-kind", _kind_message(value)[0]
+        return Code.SPEC_UNKNOWN_KIND, _kind_message(value)[0]
     if kind == "spec_conflict":
-        return "spec/conflict", error["msg"]
+        return Code.SPEC_CONFLICT, error["msg"]
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         model = _model_at(path)
         keys = f" with keys {', '.join(_keys_of(model))}" if model else ""
-        return "spec/invalid-type", f"must be a mapping{keys} (got {got})"
+        return Code.SPEC_INVALID_TYPE, f"must be a mapping{keys} (got {got})"
     bounds = {
         "greater_than": ("greater than", "gt"),
         "greater_than_equal": ("at least", "ge"),
@@ -464,45 +465,45 @@ def _message(error: ErrorDetails, path: Path, where: _Where | None) -> tuple[str
     }
     if kind in bounds:
         words, key = bounds[kind]
-        return "spec/invalid-value", f"must be {words} {_number(ctx.get(key))} (got {got})"
+        return Code.SPEC_INVALID_VALUE, f"must be {words} {_number(ctx.get(key))} (got {got})"
     if kind == "finite_number":
-        return "spec/invalid-value", f"must be a finite number (got {got})"
+        return Code.SPEC_INVALID_VALUE, f"must be a finite number (got {got})"
     if kind in ("int_type", "int_parsing", "int_from_float"):
         if isinstance(value, str):
-            return "spec/invalid-type", f"must be a whole number, not text (got {got}){unquote}"
+            return Code.SPEC_INVALID_TYPE, f"must be a whole number, not text (got {got}){unquote}"
         if isinstance(value, float) and value.is_integer():
-            return ("spec/invalid-type",
+            return (Code.SPEC_INVALID_TYPE,
                     f"must be a whole number, written without a decimal point (got {got})")
-        return "spec/invalid-type", f"must be a whole number (got {got})"
+        return Code.SPEC_INVALID_TYPE, f"must be a whole number (got {got})"
     if kind in ("float_type", "float_parsing"):
         if isinstance(value, str):
-            return "spec/invalid-type", f"must be a number, not text (got {got}){unquote}"
-        return "spec/invalid-type", f"must be a number (got {got})"
+            return Code.SPEC_INVALID_TYPE, f"must be a number, not text (got {got}){unquote}"
+        return Code.SPEC_INVALID_TYPE, f"must be a number (got {got})"
     if kind == "string_type":
-        return "spec/invalid-type", f"must be text (got {got}); put it in quotes"
+        return Code.SPEC_INVALID_TYPE, f"must be text (got {got}); put it in quotes"
     if kind == "string_too_short":
-        return "spec/invalid-value", "must not be empty"
+        return Code.SPEC_INVALID_VALUE, "must not be empty"
     if kind == "string_too_long":
         length = len(value) if isinstance(value, str) else "more"
-        return ("spec/invalid-value",
+        return (Code.SPEC_INVALID_VALUE,
                 f"must be at most {ctx.get('max_length')} characters (got {length})")
     if kind == "literal_error":
         expected = str(ctx.get("expected", ""))
         choices = re.findall(r"'([^']*)'", expected)
         hint = _suggest(value, choices) if isinstance(value, str) and choices else None
         mean = f"; did you mean '{hint}'?" if hint else ""
-        return "spec/invalid-value", f"must be {expected} (got {got}){mean}"
+        return Code.SPEC_INVALID_VALUE, f"must be {expected} (got {got}){mean}"
     if kind == "list_type":
-        return "spec/invalid-type", f"must be a list (got {got})"
+        return Code.SPEC_INVALID_TYPE, f"must be a list (got {got})"
     if kind == "too_short":
-        return ("spec/invalid-value", f"must have at least {ctx.get('min_length')} "
+        return (Code.SPEC_INVALID_VALUE, f"must have at least {ctx.get('min_length')} "
                 f"item{'s' if ctx.get('min_length') != 1 else ''} "
                 f"(got {ctx.get('actual_length')})")
     if kind == "too_long":
-        return ("spec/invalid-value", f"must have at most {ctx.get('max_length')} items "
+        return (Code.SPEC_INVALID_VALUE, f"must have at most {ctx.get('max_length')} items "
                 f"(got {ctx.get('actual_length')})")
     message = re.sub(r"^Input should be", "must be", str(error["msg"]))
-    return "spec/invalid-value", f"{message} (got {got})"
+    return Code.SPEC_INVALID_VALUE, f"{message} (got {got})"
 
 
 def _under(path: Path, prefixes: set[Path]) -> bool:
@@ -554,7 +555,7 @@ def _diagnostics_from_errors(errors: list[ErrorDetails], positions: Mapping[Path
 # ---------------------------------------------------------------------------
 
 
-def _at(filename: str, text: str, index: int, code: str, message: str) -> Diagnostic:
+def _at(filename: str, text: str, index: int, code: Code, message: str) -> Diagnostic:
     line = text.count("\n", 0, index)
     column = index - (text.rfind("\n", 0, index) + 1)
     return Diagnostic(filename, line + 1, column + 1, "", message, code)
@@ -566,13 +567,13 @@ def _yaml_problem(error: yaml.YAMLError, text: str, filename: str) -> Diagnostic
         if 0 <= mark.index < len(text) and text[mark.index] == "\t":
             return Diagnostic(filename, mark.line + 1, mark.column + 1, "",
                               "tab character: YAML indents with spaces, never tabs",
-                              "yaml/tab")
+                              Code.YAML_TAB)
         message = f"invalid YAML: {error.problem}"
         context = error.context_mark
         if error.context and context is not None and context.line != mark.line:
             message += f" ({error.context} that starts on line {context.line + 1})"
-        return Diagnostic(filename, mark.line + 1, mark.column + 1, "", message, "yaml/syntax")
-    return Diagnostic(filename, 1, 1, "", f"invalid YAML: {error}", "yaml/syntax")
+        return Diagnostic(filename, mark.line + 1, mark.column + 1, "", message, Code.YAML_SYNTAX)
+    return Diagnostic(filename, 1, 1, "", f"invalid YAML: {error}", Code.YAML_SYNTAX)
 
 
 def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
@@ -589,7 +590,7 @@ def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
             return None, [Diagnostic(
                 filename, line + 1, column + 1, "",
                 "a spec file holds one YAML document; remove this second '---' document",
-                "yaml/multiple-documents")]
+                Code.YAML_MULTIPLE_DOCUMENTS)]
         return node, []
     except _ParseError as problem:
         return None, [Diagnostic(filename, problem.line + 1, problem.column + 1, "",
@@ -598,7 +599,7 @@ def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
         return None, [_yaml_problem(error, text, filename)]
     except RecursionError:  # pragma: no cover - depth is capped before this
         return None, [Diagnostic(filename, 1, 1, "", f"nested more than {MAX_DEPTH} levels deep",
-                                 "yaml/too-deep")]
+                                 Code.YAML_TOO_DEEP)]
     finally:
         loader.dispose()
 
@@ -608,11 +609,11 @@ def _read_text(text: str, filename: str) -> tuple[Any, _Builder]:
     if len(text) > MAX_FILE_BYTES:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     f"larger than {MAX_FILE_BYTES:,} characters; a spec is "
-                                    "a short file", "io/too-large")])
+                                    "a short file", Code.IO_TOO_LARGE)])
     text = text.removeprefix("\ufeff")
     bad = _NOT_PRINTABLE.search(text)
     if bad:
-        raise SpecError([_at(filename, text, bad.start(), "yaml/invalid-character",
+        raise SpecError([_at(filename, text, bad.start(), Code.YAML_INVALID_CHARACTER,
                              f"character U+{ord(bad.group()):04X} is not allowed in YAML "
                              "text (is this a binary file?)")])
     node, problems = _parse(text, filename)
@@ -621,14 +622,14 @@ def _read_text(text: str, filename: str) -> tuple[Any, _Builder]:
     if node is None or (isinstance(node, ScalarNode) and node.tag == _NULL_TAG):
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     "the file is empty; a spec is a mapping that starts with "
-                                    "'privspec: 1'", "spec/empty")])
+                                    "'privspec: 1'", Code.SPEC_EMPTY)])
     if not isinstance(node, MappingNode):
         what = "a list" if isinstance(node, SequenceNode) else f"the value {_short(node.value)!r}"
         line, column = _mark(node)
         raise SpecError([Diagnostic(
             filename, line + 1, column + 1, "",
             f"a spec is a mapping of keys ({', '.join(Spec.model_fields)}), not {what}",
-            "spec/not-a-mapping")])
+            Code.SPEC_NOT_A_MAPPING)])
     builder = _Builder()
     builder.positions[()] = _Where(None, _mark(node), True, None)
     return builder.build(node, ()), builder
@@ -695,23 +696,23 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         with open(filename, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise SpecError([Diagnostic(filename, 1, 1, "", "no such file", "io/not-found")]) from None
+        raise SpecError([Diagnostic(filename, 1, 1, "", "no such file", Code.IO_NOT_FOUND)]) from None
     except IsADirectoryError:
         raise SpecError([Diagnostic(filename, 1, 1, "", "is a directory, not a spec file",
-                                    "io/is-a-directory")]) from None
+                                    Code.IO_IS_A_DIRECTORY)]) from None
     except OSError as error:
         reason = error.strerror or str(error)
         raise SpecError([Diagnostic(filename, 1, 1, "", f"cannot read the file: {reason}",
-                                    "io/unreadable")]) from None
+                                    Code.IO_UNREADABLE)]) from None
     if len(data) > MAX_FILE_BYTES:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     f"larger than {MAX_FILE_BYTES:,} bytes; a spec is a short "
-                                    "file", "io/too-large")])
+                                    "file", Code.IO_TOO_LARGE)])
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         prefix = data[: error.start].decode("utf-8", errors="replace")
-        raise SpecError([_at(filename, prefix, len(prefix), "io/encoding",
+        raise SpecError([_at(filename, prefix, len(prefix), Code.IO_ENCODING,
                              f"not UTF-8 text: byte 0x{data[error.start]:02X} cannot be "
                              "decoded (is this a binary file?)")]) from None
     return load_spec_text(text, filename)
@@ -719,3 +720,32 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_text",
            "load_yaml_text", "path_to_str"]
+
+
+def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
+    """Validate spec data (as a YAML file would hold it) with the loader's diagnostics."""
+    return load_spec_text(dump_spec_data(data), name)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-like data with plain Python numbers (numpy scalars and tuples converted)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    for kind in (int, float):  # numpy scalars: item() gives the Python number
+        item = getattr(value, "item", None)
+        if item is not None and isinstance(item(), kind):
+            return item()
+    return value
+
+
+def dump_spec_data(data: dict[str, Any]) -> str:
+    """Spec data as YAML text, in the order given."""
+    return yaml.safe_dump(_plain(data), sort_keys=False, allow_unicode=True, width=100)

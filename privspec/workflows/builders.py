@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 if TYPE_CHECKING:
     from privspec.spec.models import Spec
 
@@ -72,37 +70,9 @@ def spec_from_dpsgd(
         data["accounting"] = {"discretization": discretization}
     if budget is not None:
         data["budget"] = dict(budget)
+    from privspec.spec.loader import spec_from_data
+
     return spec_from_data(data, BUILT_SPEC_NAME)
-
-
-def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
-    """Validate spec data (as a YAML file would hold it) with the loader's diagnostics."""
-    from privspec.spec.loader import load_spec_text
-
-    return load_spec_text(_dump(data), name)
-
-
-def _plain(value: Any) -> Any:
-    """JSON-like data with plain Python numbers (numpy scalars and tuples converted)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    for kind in (int, float):  # numpy scalars: item() gives the Python number
-        item = getattr(value, "item", None)
-        if item is not None and isinstance(item(), kind):
-            return item()
-    return value
-
-
-def _dump(data: dict[str, Any]) -> str:
-    return yaml.safe_dump(_plain(data), sort_keys=False, allow_unicode=True, width=100)
 
 
 def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
@@ -112,7 +82,9 @@ def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
     if spec.budget is not None:  # excluded from dumps (a policy, not part of the report); last
         data["budget"] = spec.budget.model_dump(mode="json", exclude_defaults=True)
     header = "".join(f"# {line}\n" for line in (comment or "").splitlines())
-    return header + _dump(data)
+    from privspec.spec.loader import dump_spec_data
+
+    return header + dump_spec_data(data)
 
 
-__all__ = ["spec_from_data", "spec_from_dpsgd", "spec_to_yaml"]
+__all__ = ["spec_from_dpsgd", "spec_to_yaml"]

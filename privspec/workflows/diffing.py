@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from privspec.errors import PrivspecError
 from privspec.report import formatting as fmt
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
 from privspec.spec.loader import path_to_str
@@ -47,7 +48,7 @@ _RELATIVE_TOLERANCE = 1e-12
 _GIT_TIMEOUT = 60
 
 
-class DiffError(Exception):
+class DiffError(PrivspecError):
     """A comparison could not be made (a revision, a file, git itself); one-line message."""
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from privspec.errors import PrivspecError
 from privspec.report import formatting as fmt
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ SPEC_PATTERNS = ("*.privspec.yaml", "*.privspec.yml")
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
 
-class ActionError(Exception):
+class ActionError(PrivspecError):
     """The action cannot run; a one-line message."""
 
 
@@ -135,7 +136,7 @@ def _section(root: str, old_path: str | None, new_path: str | None,
         else:
             after_report = evaluate(with_deltas(after, deltas_of(spec_limits)),
                                     spec_path=new_path)
-    except Exception as error:  # the evaluator's refusal
+    except PrivspecError as error:  # the evaluator's refusal
         return Section(new_path, "invalid", f"`{new_path}`: cannot evaluate",
                        f"### Cannot evaluate: `{new_path}`\n\n{esc(str(error))}\n")
     outcomes = check_report(after_report, spec_limits)
