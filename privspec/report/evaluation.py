@@ -34,6 +34,7 @@ from privspec.report.model import (
     Report,
     TradeoffRow,
 )
+from privspec.report.wording import caveat, no_finite_mu_reason
 from privspec.spec.kinds import KINDS
 from privspec.spec.models import Spec, walk
 
@@ -183,52 +184,27 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
     # rounding moves: reported as the power of ten above; a real δ as it is.
     infinity = (fmt.power_of_ten_above(curve.infinity_mass)
                 if curve.infinity_mass <= floor_value else curve.infinity_mass)
-    delta_inf, floor = fmt.fmt_delta(infinity), fmt.fmt_given(floor_value)
     if raised is not None:
-        warnings.append(Caveat(code="accounting/floor-raised", message=(
-            f"The floor τ = {fmt.fmt_given(accounting.floor)} asked for cannot be met: the "
-            f"accounting leaves a probability of up to {fmt.fmt_delta(curve.tail_mass_at_zero)} "
-            "of losses it does not resolve (tails it cut or losses too large for double "
-            f"precision), which no μ covers at that floor. μ is stated for τ = {floor}, the "
-            "smallest power of ten that can be met.")))
+        warnings.append(caveat("accounting/floor-raised", asked=accounting.floor,
+                               unresolved=curve.tail_mass_at_zero, floor=floor_value))
     if not finite:
-        reason = (
-            f"the privacy loss is unbounded with probability δ∞ = {delta_inf}, above the floor "
-            f"τ = {floor}: with that probability the output may single out the record outright, "
-            "and no Gaussian curve allows that (seed 000, Prop. 6.2)"
-        )
-        warnings.append(Caveat(code="report/no-finite-mu", message=(
-            f"No finite μ exists: {reason}. Read the trade-off table and ε(δ) instead.")))
+        reason = no_finite_mu_reason(infinity=infinity, floor=floor_value)
+        warnings.append(caveat("report/no-finite-mu", reason=reason))
     elif not tier1:
-        warnings.append(Caveat(code="report/gdp-poor-fit", message=(
-            f"Regret {fmt.fmt_regret(numbers.regret or 0.0, resolution=regret_resolution)} "
-            f"exceeds the threshold {fmt.fmt_given(options.regret_threshold)}: μ is a safe "
-            "bound but overstates the risk for some attacks, most of all at low "
-            "false-positive rates; the trade-off table is the accurate description.")))
+        warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
+                               resolution=regret_resolution,
+                               threshold=options.regret_threshold))
     excess = max(chain.excess_mass for chain in curve.points)
     if finite and excess > 0.01 * numbers.alpha_star:
-        warnings.append(Caveat(code="accounting/excess-mass", message=(
-            f"The accountant's pessimistic discretization adds a probability of "
-            f"{fmt.fmt_delta(excess)}, not small next to the best attack's FPR α* = "
-            f"{fmt.fmt_delta(numbers.alpha_star)}: the curve, and so μ, are looser than the "
-            "mechanism's near α*. A smaller accounting.discretization tightens them.")))
+        warnings.append(caveat("accounting/excess-mass", excess=excess,
+                               alpha_star=numbers.alpha_star))
     if finite and 0 < numbers.mu < COARSE_STEPS * accounting.discretization:
-        warnings.append(Caveat(code="accounting/coarse-discretization", message=(
-            f"μ = {fmt.fmt_mu(numbers.mu)} is less than {COARSE_STEPS} times the "
-            f"accountant's discretization h = {fmt.fmt_given(accounting.discretization)}, "
-            "which rounds every privacy loss up to a multiple of h: μ is safe but can be "
-            "several times too large. Setting accounting.discretization to μ/100 or below "
-            "(the smallest allowed is 10⁻⁶) tightens it.")))
+        warnings.append(caveat("accounting/coarse-discretization", mu=numbers.mu,
+                               steps=COARSE_STEPS, discretization=accounting.discretization))
     if not curve.certified:
-        warnings.append(Caveat(code="accounting/uncertified-composition", message=(
-            "privspec's tilted composition could not bound the error of this mechanism's "
-            "smallest probabilities; it was composed with dp-accounting's FFT "
-            "composition, whose smallest probabilities carry no stated error bound.")))
+        warnings.append(caveat("accounting/uncertified-composition"))
     if 0 < curve.infinity_mass <= floor_value:
-        warnings.append(Caveat(code="accounting/floor", message=(
-            f"The accountant's truncated tails leave a probability of at most {delta_inf} of "
-            f"unbounded loss; μ holds up to the additive floor τ = {floor} in the trade-off "
-            "curve.")))
+        warnings.append(caveat("accounting/floor", infinity=infinity, floor=floor_value))
 
     asked = sorted({*options.deltas, *([model.published.delta] if model.published else [])} - {0})
     epsilon_at = dict(zip(asked, epsilons_for_deltas(curve.points, asked), strict=True))
