@@ -9,7 +9,7 @@ display happens only in ``privspec.report.formatting``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -123,10 +123,6 @@ class Caveat(_Frozen):
     code: str = Field(description="Stable code, e.g. 'report/gdp-poor-fit'.")
     message: str = Field(description="The caveat in words (plain text, from the template "
                          "text/caveats/<code>.txt.j2).")
-    values: dict[str, Any] = Field(
-        default_factory=dict, exclude=True,
-        description="The numbers the message states, for templates that word it anew "
-        "(not in the JSON report: its message states them).")
 
 
 class Report(_Frozen):

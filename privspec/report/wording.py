@@ -34,7 +34,7 @@ def _sentence(template: str, values: dict[str, Any]) -> str:
 def caveat(code: str, **values: Any) -> Caveat:
     """The caveat ``code`` with its numbers and its sentence."""
     template = f"text/caveats/{code.replace('/', '-')}.txt.j2"
-    return Caveat(code=code, message=_sentence(template, values), values=values)
+    return Caveat(code=code, message=_sentence(template, values))
 
 
 def no_finite_mu_reason(**values: Any) -> str:
