@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -430,23 +431,10 @@ def render(
     every spec loads, evaluates and renders; each file is replaced atomically.
     Exit 0 when done, 1 when --check finds a stale file, 2 when it cannot run.
     """
-    import difflib
-    import os
-
     from privspec.report import figures
-    from privspec.report.render import (
-        RenderError,
-        default_command,
-        figure_paths,
-        render_documents,
-        spec_stem,
-    )
+    from privspec.report.render import RenderError
 
     fail = functools.partial(_fail, "render")
-
-    plotting = figures.available()
-    missing_plot_noted = False
-
     if output is not None and output_dir is not None:
         raise fail("give either --output or --output-dir, not both")
     if check and output in (None, "-") and output_dir is None:
@@ -459,50 +447,16 @@ def render(
         raise fail(str(error)) from None
 
     loaded = _load_all_or_exit(specs)
-
-    # (destination or None for stdout, text; bytes for a figure)
+    plan = _RenderPlan(output=None if output == "-" else output, output_dir=output_dir,
+                       macro_prefix=macro_prefix, template_dir=template_dir,
+                       plotting=figures.available())
     documents: list[tuple[str | None, str | bytes]] = []
     for path, spec in loaded:
         targets = requested or [(name, variant) for name in spec.report.formats]
-        if output not in (None, "-") and (len(loaded) > 1 or len(targets) > 1):
+        if plan.output is not None and (len(loaded) > 1 or len(targets) > 1):
             raise fail("--output takes one spec and one format; use --output-dir for more")
         report = _evaluate_or_exit("render", spec, path, spec_path=path)
-        for name, chosen in targets:
-            options = (["-o", output] if output not in (None, "-") else
-                       ["--output-dir", output_dir] if output_dir is not None else [])
-            command = default_command(report, name, chosen, [
-                *options, *(["--macro-prefix", macro_prefix] if macro_prefix else [])])
-            # Every file of this spec is <base><suffix> (with -o, the main one is -o itself).
-            base = (os.path.splitext(output)[0] if output not in (None, "-") else
-                    os.path.join(output_dir, spec_stem(path)) if output_dir is not None else None)
-            figure_files: tuple[str, str] | None = None
-            if name == "markdown" and base is not None and plotting:
-                figure_files = figure_paths(output if output not in (None, "-") else base + ".md")
-            if (name == "html" or (name == "markdown" and base is not None)) and not plotting \
-                    and not missing_plot_noted:
-                missing_plot_noted = True
-                typer.echo(f"privspec render: note: no figure, matplotlib is not installed "
-                           f"({figures.INSTALL_HINT})", err=True)
-            try:
-                rendered = render_documents(
-                    report, name, variant=chosen, template_dir=template_dir, command=command,
-                    macro_prefix=macro_prefix,
-                    figure=None if figure_files is None else
-                    (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
-                    basename=None if base is None else os.path.basename(base))
-            except RenderError as error:
-                raise fail(f"{path}: {error}") from None
-            main_part = rendered[-1]
-            for document in rendered:
-                destination = (None if base is None else
-                               output if output not in (None, "-") and document is main_part
-                               else base + document.suffix)
-                documents.append((destination, document.text))
-            if figure_files is not None:
-                for figure_file, form in zip(figure_files, ("svg", "png"), strict=True):
-                    if any(destination == figure_file for destination, _ in documents):
-                        continue  # the report and its model card share one figure
-                    documents.append((figure_file, figures.figure_bytes(report, form)))
+        documents += plan.documents(path, report, targets)
 
     if all(destination is None for destination, _ in documents):
         typer.echo("\n".join(text for _, text in documents if isinstance(text, str)), nl=False)
@@ -515,32 +469,7 @@ def render(
                        "give the specs different file names")
         files[destination] = text
     if check:
-        stale = 0
-        for destination, text in files.items():
-            current: str | bytes | None
-            try:
-                if isinstance(text, bytes):
-                    with open(destination, "rb") as binary:
-                        current = binary.read()
-                else:
-                    with open(destination, encoding="utf-8", newline="") as stream:
-                        current = stream.read()
-            except OSError:
-                current = None
-            if current == text:
-                continue
-            stale += 1
-            if isinstance(text, bytes) or isinstance(current, bytes):
-                state = "missing" if current is None else "stale"
-                typer.echo(f"{destination}: {state} (figure)", err=True)
-                continue
-            diff = difflib.unified_diff(
-                (current or "").splitlines(keepends=True), text.splitlines(keepends=True),
-                fromfile=f"{destination} (committed)" if current is not None else "/dev/null",
-                tofile=f"{destination} (rendered now)")
-            typer.echo("".join(diff), nl=False)
-            state = "missing" if current is None else "stale"
-            typer.echo(f"{destination}: {state}", err=True)
+        stale = _report_stale_files(files)
         if stale:
             typer.echo(f"{stale} of {len(files)} file(s) out of date; re-run without --check",
                        err=True)
@@ -554,6 +483,102 @@ def render(
     for destination in files:
         typer.echo(f"wrote {destination}", err=True)
 
+
+@dataclass
+class _RenderPlan:
+    """Where ``render`` puts each spec's documents (None: stdout) and how it renders them."""
+
+    output: str | None
+    output_dir: str | None
+    macro_prefix: str | None
+    template_dir: str | None
+    plotting: bool
+    missing_plot_noted: bool = False
+
+    def documents(self, path: str, report: Report, targets: list[tuple[str, str | None]]
+                  ) -> list[tuple[str | None, str | bytes]]:
+        """(destination or None for stdout, text; bytes for a figure) of one spec."""
+        import os
+
+        from privspec.report import figures
+        from privspec.report.render import (
+            RenderError,
+            default_command,
+            figure_paths,
+            render_documents,
+            spec_stem,
+        )
+
+        out: list[tuple[str | None, str | bytes]] = []
+        options = (["-o", self.output] if self.output is not None else
+                   ["--output-dir", self.output_dir] if self.output_dir is not None else [])
+        options += ["--macro-prefix", self.macro_prefix] if self.macro_prefix else []
+        # Every file of this spec is <base><suffix> (with -o, the main one is -o itself).
+        base = (os.path.splitext(self.output)[0] if self.output is not None else
+                os.path.join(self.output_dir, spec_stem(path)) if self.output_dir is not None
+                else None)
+        for name, chosen in targets:
+            figure_files: tuple[str, str] | None = None
+            if name == "markdown" and base is not None and self.plotting:
+                figure_files = figure_paths(self.output or base + ".md")
+            if ((name == "html" or (name == "markdown" and base is not None))
+                    and not self.plotting and not self.missing_plot_noted):
+                self.missing_plot_noted = True
+                typer.echo(f"privspec render: note: no figure, matplotlib is not installed "
+                           f"({figures.INSTALL_HINT})", err=True)
+            try:
+                rendered = render_documents(
+                    report, name, variant=chosen, template_dir=self.template_dir,
+                    command=default_command(report, name, chosen, options),
+                    macro_prefix=self.macro_prefix,
+                    figure=None if figure_files is None else
+                    (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
+                    basename=None if base is None else os.path.basename(base))
+            except RenderError as error:
+                raise _fail("render", f"{path}: {error}") from None
+            for document in rendered:
+                main_part = document is rendered[-1]
+                out.append((None if base is None else
+                            self.output if self.output is not None and main_part
+                            else base + document.suffix, document.text))
+            for figure_file, form in zip(figure_files or (), ("svg", "png"), strict=False):
+                if all(destination != figure_file for destination, _ in out):
+                    # (the report and its model card share one figure)
+                    out.append((figure_file, figures.figure_bytes(report, form)))
+        return out
+
+
+def _report_stale_files(files: Mapping[str, str | bytes]) -> int:
+    """Compare each file with what was rendered: a unified diff on stdout and one line on
+    stderr per missing or stale file; returns how many there are."""
+    import difflib
+
+    stale = 0
+    for destination, text in files.items():
+        current: str | bytes | None
+        try:
+            if isinstance(text, bytes):
+                with open(destination, "rb") as binary:
+                    current = binary.read()
+            else:
+                with open(destination, encoding="utf-8", newline="") as stream:
+                    current = stream.read()
+        except OSError:
+            current = None
+        if current == text:
+            continue
+        stale += 1
+        state = "missing" if current is None else "stale"
+        if isinstance(text, bytes) or isinstance(current, bytes):
+            typer.echo(f"{destination}: {state} (figure)", err=True)
+            continue
+        diff = difflib.unified_diff(
+            (current or "").splitlines(keepends=True), text.splitlines(keepends=True),
+            fromfile=f"{destination} (committed)" if current is not None else "/dev/null",
+            tofile=f"{destination} (rendered now)")
+        typer.echo("".join(diff), nl=False)
+        typer.echo(f"{destination}: {state}", err=True)
+    return stale
 
 
 # --- commands: plot (figures) ---------------------------------------------------
