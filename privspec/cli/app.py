@@ -686,37 +686,16 @@ def diff(
     --fail-on-weaker and a weaker result), 2 when it cannot run.
     """
     from privspec.workflows.diffing import (
-        DiffError,
         SpecDiff,
         aligned,
         diff_reports,
         github_annotations,
         json_from_diffs,
         markdown_from_diff,
-        read_at_revision,
     )
 
     fail = functools.partial(_fail, "diff")
-
-    pairs: list[tuple[str, str, str, str, str]] = []  # (file, old text, old label, new, new)
-    try:
-        if rev is None:
-            if head_rev is not None:
-                raise fail("--head-rev goes with --rev")
-            if len(specs) != 2:
-                raise fail(f"give two specs (BASE HEAD), or --rev REV with specs; got "
-                           f"{len(specs)} spec{'s' if len(specs) != 1 else ''}")
-            pairs.append((specs[1], "", specs[0], "", specs[1]))
-        else:
-            for path in specs:
-                old_text, old_label = read_at_revision(path, rev)
-                if head_rev is not None:
-                    new_text, new_label = read_at_revision(path, head_rev)
-                else:
-                    new_text, new_label = "", path
-                pairs.append((path, old_text, old_label, new_text, new_label))
-    except DiffError as error:
-        raise fail(str(error)) from None
+    pairs = _diff_pairs(specs, rev, head_rev)
     plot_form = None
     if plot_file is not None:
         if len(pairs) != 1:
@@ -754,6 +733,32 @@ def diff(
         typer.echo("\n".join(markdown_from_diff(d) for d in diffs), nl=False)
     weaker = any(d.verdict == "weaker" or not d.comparable for d in diffs)
     raise typer.Exit(EXIT_CHECK_FAILED if fail_on_weaker and weaker else EXIT_OK)
+
+
+def _diff_pairs(specs: list[str], rev: str | None, head_rev: str | None
+                ) -> list[tuple[str, str, str, str, str]]:
+    """What ``diff`` compares: (file, old text, old label, new text, new label) each; the
+    texts are empty where the file is read from the working tree."""
+    from privspec.workflows.diffing import DiffError, read_at_revision
+
+    fail = functools.partial(_fail, "diff")
+    if rev is None:
+        if head_rev is not None:
+            raise fail("--head-rev goes with --rev")
+        if len(specs) != 2:
+            raise fail(f"give two specs (BASE HEAD), or --rev REV with specs; got "
+                       f"{len(specs)} spec{'s' if len(specs) != 1 else ''}")
+        return [(specs[1], "", specs[0], "", specs[1])]
+    pairs = []
+    try:
+        for path in specs:
+            old_text, old_label = read_at_revision(path, rev)
+            new_text, new_label = (read_at_revision(path, head_rev) if head_rev is not None
+                                   else ("", path))
+            pairs.append((path, old_text, old_label, new_text, new_label))
+    except DiffError as error:
+        raise fail(str(error)) from None
+    return pairs
 
 
 class CheckFormat(StrEnum):
