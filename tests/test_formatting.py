@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from privspec.report import escaping
 from privspec.report import formatting as f
+from privspec.report.filters import filters
 
 _SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
@@ -153,16 +155,16 @@ SPECIALS = "& % $ # _ { } ~ ^ \\"
 
 
 def test_latex_escapes_every_special_character() -> None:
-    assert f.escape_latex(SPECIALS) == (
+    assert escaping.escape_latex(SPECIALS) == (
         r"\& \% \$ \# \_ \{ \} \textasciitilde{} \textasciicircum{} \textbackslash{}")
-    assert f.escape_latex("a--b ''c'' ε ≤ 10⁻⁶") == (
+    assert escaping.escape_latex("a--b ''c'' ε ≤ 10⁻⁶") == (
         r"a-{}-b '{}'c'{}' \ensuremath{\varepsilon} \ensuremath{\leq} 10\ensuremath{^{-6}}")
-    assert f.escape_latex("line\n\nbreak\tand 😀") == "line break and [U+1F600]"
+    assert escaping.escape_latex("line\n\nbreak\tand 😀") == "line break and [U+1F600]"
 
 
 @given(st.text(max_size=60))
 def test_latex_escape_leaves_no_active_character(text: str) -> None:
-    escaped = f.escape_latex(text)
+    escaped = escaping.escape_latex(text)
     # Remove the escapes we emit; what is left must hold no TeX-special character.
     escaped = escaped.replace('\\texttt{\\string"}', "")
     stripped = re.sub(r"\\ensuremath\{[^{}]*(\{[^{}]*\})?\}|\\[A-Za-z]+(\{\})?|\\[&%$#_{}]",
@@ -172,14 +174,14 @@ def test_latex_escape_leaves_no_active_character(text: str) -> None:
 
 
 def test_markdown_escapes() -> None:
-    assert f.escape_markdown("a|b *c* _d_ <e> $x$ [l](u) `c` #1 ~s~ &amp; & x\\y") == (
+    assert escaping.escape_markdown("a|b *c* _d_ <e> $x$ [l](u) `c` #1 ~s~ &amp; & x\\y") == (
         r"a\|b \*c\* \_d\_ \<e\> \$x\$ \[l\](u) \`c\` \#1 \~s\~ \&amp; & x\\y")
-    assert f.escape_markdown("two\nlines") == "two lines"
+    assert escaping.escape_markdown("two\nlines") == "two lines"
 
 
 def test_filters_are_bound_to_a_style() -> None:
-    latex = f.filters("latex")
-    unicode = f.filters("unicode")
+    latex = filters("latex")
+    unicode = filters("unicode")
     assert latex["mu"](1e-10) == r"\ensuremath{10^{-10}}"
     assert unicode["mu"](1e-10) == "10⁻¹⁰"
     assert latex["esc"]("50%") == r"50\%"

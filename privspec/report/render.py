@@ -50,6 +50,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting
+from privspec.report.filters import filters
 from privspec.report.model import Report
 
 Format = Literal["markdown", "latex", "html", "json"]
@@ -211,7 +212,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
             line_statement_prefix=None,
         )
     environment = ImmutableSandboxedEnvironment(**options)
-    environment.filters.update(formatting.filters(_STYLES[fmt]))
+    environment.filters.update(filters(_STYLES[fmt]))
     if fmt == "html":
         environment.filters["esc"] = _escape_html
         environment.filters["paragraphs"] = _html_paragraphs

@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from privspec.report import formatting
+from privspec.report.filters import filters
 from privspec.report.model import Caveat
 
 
@@ -22,7 +22,7 @@ def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("privspec.report", "templates"),
         undefined=jinja2.StrictUndefined, autoescape=False)
-    environment.filters.update(formatting.filters("unicode"))
+    environment.filters.update(filters("unicode"))
     return environment
 
 

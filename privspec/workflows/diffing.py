@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting as fmt
+from privspec.report.escaping import capfirst, escape_markdown
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
 from privspec.spec.loader import path_to_str
 from privspec.workflows.budget import with_deltas
@@ -510,7 +511,7 @@ def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: 
     ``heading_note`` (Markdown) follows the title; ``preface`` (Markdown) comes before
     the verdict.
     """
-    esc = fmt.escape_markdown
+    esc = escape_markdown
     hashes = "#" * heading_level
     icon = {"weaker": "⚠️ ", "stronger": "", "unchanged": ""}[diff.verdict]
     lines = [f"{hashes} {icon}{esc(diff.title)}{heading_note}", ""]
@@ -524,7 +525,7 @@ def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: 
                "unchanged": "**Privacy is unchanged.**"}[diff.verdict]
     detail = _detail(diff.verdict, diff.rows)
     if detail[:1].isascii():  # a sentence, unless it starts with a symbol such as μ
-        detail = fmt.capfirst(detail)
+        detail = capfirst(detail)
     lines.append(f"{verdict} {esc(detail)}")
     if diff.contrary:
         other = "weaker" if diff.verdict == "stronger" else "stronger"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from privspec.errors import PrivspecError
-from privspec.report import formatting as fmt
+from privspec.report.escaping import escape_markdown
 
 if TYPE_CHECKING:
     from privspec.workflows.budget import Limit, Outcome
@@ -92,7 +92,7 @@ def _short(root: str, revision: str) -> str:
 
 
 def _outcome_lines(path: str, outcomes: list[Outcome]) -> list[str]:
-    esc = fmt.escape_markdown
+    esc = escape_markdown
     return [f"- `{path}`: {esc(o.message)}" for o in outcomes if not o.ok]
 
 
@@ -105,7 +105,7 @@ def _section(root: str, old_path: str | None, new_path: str | None,
     from privspec.workflows.budget import check_report, deltas_of, limits_for, with_deltas
     from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
 
-    esc = fmt.escape_markdown
+    esc = escape_markdown
     if new_path is None:
         assert old_path is not None
         return Section(old_path, "removed", f"`{old_path}`: removed",

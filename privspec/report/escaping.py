@@ -1,0 +1,133 @@
+"""User text made safe for each output: LaTeX (every character printed as written, in
+OT1 or T1 encoding), Markdown (GitHub and Hugging Face), and paragraphs of free text.
+
+Pure and free of numpy, like ``formatting``; HTML escaping is the standard library's.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    '"': '\\texttt{\\string"}',  # \textquotedbl does not exist in OT1
+    "`": r"\textasciigrave{}",
+}
+# Characters pdflatex's utf8 input encoding does not know in text: typeset them as math.
+_LATEX_UNICODE = {
+    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon",
+    "ϵ": r"\epsilon", "ζ": r"\zeta", "η": r"\eta", "θ": r"\theta", "ι": r"\iota",
+    "κ": r"\kappa", "λ": r"\lambda", "μ": r"\mu", "µ": r"\mu", "ν": r"\nu", "ξ": r"\xi",
+    "π": r"\pi", "ρ": r"\rho", "σ": r"\sigma", "ς": r"\varsigma", "τ": r"\tau",
+    "υ": r"\upsilon", "φ": r"\varphi", "ϕ": r"\phi", "χ": r"\chi", "ψ": r"\psi",
+    "ω": r"\omega", "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda",
+    "Ξ": r"\Xi", "Π": r"\Pi", "Σ": r"\Sigma", "Υ": r"\Upsilon", "Φ": r"\Phi",
+    "Ψ": r"\Psi", "Ω": r"\Omega", "≤": r"\leq", "≥": r"\geq", "≠": r"\neq",
+    "≈": r"\approx", "×": r"\times", "·": r"\cdot", "±": r"\pm", "∞": r"\infty",
+    "−": "-", "→": r"\to", "←": r"\leftarrow", "∈": r"\in", "√": r"\surd",
+}
+_LATEX_TEXT_UNICODE = {
+    "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "–": "--", "—": "---",
+    "\u00a0": "~", "•": r"\textbullet{}", "€": "EUR", "™": r"\texttrademark{}",
+    "©": r"\textcopyright{}", "®": r"\textregistered{}", "°": r"\textdegree{}",
+}
+
+
+_SUPERSCRIPT_DIGITS = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5",
+                       "⁶": "6", "⁷": "7", "⁸": "8", "⁹": "9", "⁻": "-", "⁺": "+"}
+_SUPERSCRIPT_RUN = re.compile("[" + "".join(_SUPERSCRIPT_DIGITS) + "]+")
+# Doubled characters that TeX fonts turn into ligatures (-- ---, '' and T1's ,,): break them.
+# (`` !` ?` << >> cannot occur: ` < > are escaped.)
+_LIGATURE_DOUBLES = frozenset("-',")
+#: pdflatex's utf8 input encoding knows Latin-1 and Latin Extended-A in text; other
+#: characters not in the tables above are written as their code point.
+_LATEX_SAFE_MAX = 0x17F
+
+
+def escape_latex(text: str) -> str:
+    r"""``text`` as LaTeX text that prints exactly the same characters, on one line.
+
+    Covers ``& % $ # _ { } ~ ^ \`` and the ASCII characters that the OT1 and
+    T1 encodings typeset as something else (``< > | " `` and the ligatures
+    ``--``, ``''``), in a way that works in both encodings; Greek
+    letters, superscript digits and common mathematical symbols become math;
+    characters pdflatex cannot typeset (beyond Latin Extended-A) are written
+    as ``[U+XXXX]`` rather than breaking the build.  Whitespace runs (line
+    breaks included) become one space, so that the text is safe inside a macro
+    argument; use :func:`latex_paragraphs` for free text.
+    """
+    flat = " ".join(str(text).split())
+    out: list[str] = []
+    position = 0
+    while position < len(flat):
+        char = flat[position]
+        run = _SUPERSCRIPT_RUN.match(flat, position)
+        if run:
+            digits = "".join(_SUPERSCRIPT_DIGITS[c] for c in run.group())
+            out.append(rf"\ensuremath{{^{{{digits}}}}}")
+            position = run.end()
+            continue
+        if char in _LATEX_SPECIALS:
+            out.append(_LATEX_SPECIALS[char])
+        elif char in _LATEX_UNICODE:
+            out.append(rf"\ensuremath{{{_LATEX_UNICODE[char]}}}")
+        elif char in _LATEX_TEXT_UNICODE:
+            out.append(_LATEX_TEXT_UNICODE[char])
+        elif unicodedata.category(char).startswith("C"):
+            pass  # control, format and unassigned characters: never meaningful here
+        elif ord(char) > _LATEX_SAFE_MAX:
+            out.append(f"[U+{ord(char):04X}]")  # pdflatex cannot typeset it: say what it was
+        else:
+            out.append(char)
+            if char in _LIGATURE_DOUBLES and flat[position + 1 : position + 2] == char:
+                out.append("{}")
+        position += 1
+    return "".join(out)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as inline GitHub-flavoured Markdown that prints the same characters.
+
+    Backslash-escapes what could start emphasis (``* _``), code, a link or an
+    image (``[ ]``), raw HTML (``< >``), an HTML entity (``&`` before
+    ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading or an
+    issue reference (``#``) or end a table cell (``|``), and the backslash
+    itself.  Line breaks become spaces, since the value is used inline; a
+    leading ``-``, ``+`` or ``1.`` cannot start a list because templates never
+    start a line with a user string.
+    """
+    flat = " ".join(str(text).split())
+    return _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
+
+
+def markdown_paragraphs(text: str) -> list[str]:
+    """Escaped paragraphs of a free text (blank lines separate paragraphs)."""
+    chunks = re.split(r"\n\s*\n", str(text).strip())
+    return [escape_markdown(chunk) for chunk in chunks if chunk.strip()]
+
+
+def latex_paragraphs(text: str) -> list[str]:
+    """Escaped paragraphs of a free text, for LaTeX."""
+    chunks = re.split(r"\n\s*\n", str(text).strip())
+    return [escape_latex(" ".join(chunk.split())) for chunk in chunks if chunk.strip()]
+
+
+def capfirst(text: str) -> str:
+    """``text`` with its first character upper-cased (the rest untouched)."""
+    return text[:1].upper() + text[1:]

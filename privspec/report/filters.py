@@ -1,0 +1,58 @@
+"""The Jinja filters of each output style: conservative numbers (``formatting``),
+escaping (``escaping``) and small text helpers, under the names templates use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from privspec.report.escaping import (
+    capfirst,
+    escape_latex,
+    escape_markdown,
+    latex_paragraphs,
+    markdown_paragraphs,
+)
+from privspec.report.formatting import (
+    REGRET_RESOLUTION,
+    Style,
+    fmt_advantage,
+    fmt_beta,
+    fmt_count,
+    fmt_delta,
+    fmt_epsilon,
+    fmt_error_bound,
+    fmt_given,
+    fmt_mu,
+    fmt_regret,
+    fmt_tpr,
+)
+
+
+def filters(style: Style) -> dict[str, Callable[..., object]]:
+    """The Jinja filters of one output style: numbers, escaping, small helpers."""
+    escape: Callable[[str], str] = escape_latex if style == "latex" else escape_markdown
+    paragraphs: Callable[[str], list[str]] = (
+        latex_paragraphs if style == "latex" else markdown_paragraphs
+    )
+
+    def bind(function: Callable[[float, Style], str]) -> Callable[[float], str]:
+        def bound(value: float) -> str:
+            return function(value, style)
+
+        return bound
+
+    return {
+        "mu": bind(fmt_mu),
+        "epsilon": bind(fmt_epsilon),
+        "delta": bind(fmt_delta),
+        "advantage": bind(fmt_advantage),
+        "regret": lambda value, resolution=REGRET_RESOLUTION: fmt_regret(value, style, resolution),
+        "error_bound": bind(fmt_error_bound),
+        "beta": lambda beta, tpr=None: fmt_beta(beta, style, tpr),
+        "tpr": lambda tpr, beta=None: fmt_tpr(tpr, beta, style),
+        "given": bind(fmt_given),
+        "count": lambda value: fmt_count(value, style),
+        "esc": escape,
+        "paragraphs": paragraphs,
+        "capfirst": capfirst,
+    }
