@@ -12,7 +12,7 @@ import privspec
 from privspec.errors import Code, EvaluationError, PrivspecError, codes_markdown
 from privspec.report.render import RenderError
 from privspec.spec.diagnostics import SpecError
-from privspec.workflows.diffing import DiffError
+from privspec.workflows.git import DiffError
 from privspec.workflows.pull_request import ActionError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -739,7 +739,7 @@ def _diff_pairs(specs: list[str], rev: str | None, head_rev: str | None
                 ) -> list[tuple[str, str, str, str, str]]:
     """What ``diff`` compares: (file, old text, old label, new text, new label) each; the
     texts are empty where the file is read from the working tree."""
-    from privspec.workflows.diffing import DiffError, read_at_revision
+    from privspec.workflows.git import DiffError, read_at_revision
 
     fail = functools.partial(_fail, "diff")
     if rev is None:

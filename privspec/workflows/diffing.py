@@ -14,24 +14,19 @@ in a privacy-loss quantity is rounded towards *more* loss (+0.1234 → +0.124,
 −0.1234 → −0.123), so a diff never overstates an improvement nor understates a
 regression.
 
-:func:`read_at_revision` reads a spec as committed at a git revision
-(``git show REV:path``).  Errors are :class:`DiffError` with a one-line message;
-this module never prints or exits, and imports the evaluator only when asked to
-evaluate.
+Reading a spec at a git revision is ``privspec.workflows.git``.  This module never
+prints or exits, and imports the evaluator only when asked to evaluate.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from privspec.errors import PrivspecError
 from privspec.report import formatting as fmt
 from privspec.report.escaping import capfirst, escape_markdown
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
@@ -46,11 +41,6 @@ Verdict = Literal["weaker", "stronger", "unchanged"]
 Trend = Literal["weaker", "stronger", "unchanged", "neutral"]
 #: Relative differences below this are float noise, not a change.
 _RELATIVE_TOLERANCE = 1e-12
-_GIT_TIMEOUT = 60
-
-
-class DiffError(PrivspecError):
-    """A comparison could not be made (a revision, a file, git itself); one-line message."""
 
 
 class _Frozen(BaseModel):
@@ -108,85 +98,6 @@ class SpecDiff(_Frozen):
 
 
 # --- reading specs at a git revision -------------------------------------------
-
-
-def run_git(directory: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """``git -C directory args...``, output captured; DiffError when git is missing."""
-    try:
-        return subprocess.run(["git", "-C", directory, *args], capture_output=True,
-                              check=False, timeout=_GIT_TIMEOUT)
-    except FileNotFoundError:
-        raise DiffError("git is not installed (needed to read a revision)") from None
-    except subprocess.TimeoutExpired:
-        raise DiffError(f"git {args[0]} took longer than {_GIT_TIMEOUT} s") from None
-
-
-def _first_line(data: bytes) -> str:
-    lines = data.decode("utf-8", errors="replace").strip().splitlines()
-    return lines[0].removeprefix("fatal: ") if lines else "unknown error"
-
-
-def repository_root(path: str | os.PathLike[str] = ".") -> str:
-    """The top directory of the git work tree holding ``path`` (which need not exist)."""
-    start = os.path.abspath(os.fspath(path))
-    while not os.path.isdir(start):
-        parent = os.path.dirname(start)
-        if parent == start:
-            break
-        start = parent
-    done = run_git(start, "rev-parse", "--show-toplevel")
-    if done.returncode != 0:
-        raise DiffError(f"not a git repository: {start}")
-    return done.stdout.decode("utf-8").strip()
-
-
-def verify_revision(root: str, revision: str) -> str:
-    """The commit id of ``revision`` in the repository at ``root``."""
-    if not revision or revision.startswith("-"):
-        raise DiffError(f"not a revision: {revision!r}")
-    done = run_git(root, "rev-parse", "--verify", "--quiet", "--end-of-options",
-                f"{revision}^{{commit}}")
-    if done.returncode != 0:
-        raise DiffError(f"unknown revision {revision!r} in {root} (in CI, fetch it: "
-                        "actions/checkout with fetch-depth: 0)")
-    return done.stdout.decode("ascii").strip()
-
-
-def path_in_repository(root: str, path: str | os.PathLike[str]) -> str:
-    """``path`` relative to the repository root, with '/' separators."""
-    absolute = os.path.realpath(os.path.abspath(os.fspath(path)))
-    relative = os.path.relpath(absolute, os.path.realpath(root))
-    if relative == os.curdir or relative.startswith(os.pardir):
-        raise DiffError(f"{os.fspath(path)} is not inside the git repository {root}")
-    return relative.replace(os.sep, "/")
-
-
-def read_at_revision(path: str | os.PathLike[str], revision: str) -> tuple[str, str]:
-    """The text of ``path`` as committed at ``revision`` and a label ``REV:path``.
-
-    Raises :class:`DiffError` for a directory outside git, an unknown revision, or
-    a file missing at that revision.
-    """
-    root = repository_root(path)
-    verify_revision(root, revision)
-    relative = path_in_repository(root, path)
-    return text_at_revision(root, revision, relative), f"{revision}:{relative}"
-
-
-def text_at_revision(root: str, revision: str, relative: str) -> str:
-    """The text of the repository-relative path ``relative`` at ``revision``."""
-    if run_git(root, "cat-file", "-e", f"{revision}:{relative}").returncode != 0:
-        raise DiffError(f"{relative} does not exist at revision {revision}")
-    done = run_git(root, "show", f"{revision}:{relative}")
-    if done.returncode != 0:
-        raise DiffError(f"cannot read {relative} at {revision}: {_first_line(done.stderr)}")
-    try:
-        return done.stdout.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DiffError(f"{relative} at {revision} is not UTF-8 text") from None
-
-
-# --- spec fields ----------------------------------------------------------------
 
 
 def spec_tree(spec: Spec) -> dict[str, Any]:
@@ -597,8 +508,8 @@ def report_summary(report: Report) -> str:
             f"{percent_text(gdp.advantage)}; {epsilons}")
 
 
-__all__ = ["DiffError", "FieldChange", "Row", "SpecDiff", "aligned", "changes_summary",
-           "diff_reports", "github_annotations", "json_from_diffs",
-           "markdown_from_diff", "percent_text", "read_at_revision", "report_summary",
-           "repository_root", "run_git", "spec_changes", "spec_tree", "text_at_revision", "value_text",
-           "verify_revision"]
+__all__ = [
+    "FieldChange", "Row", "SpecDiff", "aligned", "changes_summary", "diff_reports",
+    "github_annotations", "json_from_diffs", "markdown_from_diff", "percent_text",
+    "report_summary", "spec_changes", "spec_tree", "value_text",
+]

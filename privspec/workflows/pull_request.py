@@ -50,7 +50,7 @@ class Section:
 def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str | None]]:
     """(path at base, path at head) of each changed spec file, None where it does not
     exist, renames followed; between the merge base of ``base`` and ``head`` and ``head``."""
-    from privspec.workflows.diffing import run_git
+    from privspec.workflows.git import run_git
 
     done = run_git(root, "diff", "--name-status", "-z", "-M", "--no-color", f"{base}...{head}",
                    "--", *SPEC_PATTERNS)
@@ -75,7 +75,7 @@ def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str
 
 
 def _merge_base(root: str, base: str, head: str) -> str:
-    from privspec.workflows.diffing import run_git
+    from privspec.workflows.git import run_git
 
     done = run_git(root, "merge-base", base, head)
     if done.returncode != 0:
@@ -85,7 +85,7 @@ def _merge_base(root: str, base: str, head: str) -> str:
 
 
 def _short(root: str, revision: str) -> str:
-    from privspec.workflows.diffing import run_git
+    from privspec.workflows.git import run_git
 
     done = run_git(root, "rev-parse", "--short", revision)
     return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
@@ -110,7 +110,7 @@ def _section(root: str, old_path: str | None, new_path: str | None,
         assert old_path is not None
         return Section(old_path, "removed", f"`{old_path}`: removed",
                        f"### Removed: `{old_path}`\n\nThis pull request deletes the spec.\n")
-    from privspec.workflows.diffing import text_at_revision
+    from privspec.workflows.git import text_at_revision
 
     head_label = f"{head[1]}:{new_path}"
     try:
@@ -198,7 +198,7 @@ class Request:
 def run(args: Request) -> tuple[int, str, list[Section]]:
     """Do the work; return the exit code, the comment and the sections."""
     from privspec.workflows.budget import limits_from_options
-    from privspec.workflows.diffing import DiffError, repository_root, verify_revision
+    from privspec.workflows.git import DiffError, repository_root, verify_revision
 
     try:
         limits = limits_from_options(max_mu=args.max_mu, max_epsilon=args.max_epsilon,
