@@ -222,6 +222,16 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
     return environment
 
 
+def render_markdown(template: str, **context: Any) -> str:
+    """A built-in Markdown template other than a report's (a pull-request comment), with
+    the Markdown filters plus ``cell`` (a table cell) and ``inline`` (a code span's text
+    on one line)."""
+    environment = _environment("markdown", None)
+    environment.filters["cell"] = lambda text: str(text).replace("|", "\\|")
+    environment.filters["inline"] = lambda text: " ".join(str(text).replace("`", "'").split())
+    return environment.get_template(template).render(**context)
+
+
 def _escape_html(text: str) -> str:
     import html
 

@@ -407,11 +407,7 @@ def aligned(before: Spec, after: Spec, extra_deltas: list[float] | tuple[float, 
 
 # --- presentation -------------------------------------------------------------------
 
-_TREND_WORDS = {"weaker": "weaker", "stronger": "stronger", "unchanged": "", "neutral": ""}
 
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: str = "",
@@ -422,58 +418,18 @@ def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: 
     ``heading_note`` (Markdown) follows the title; ``preface`` (Markdown) comes before
     the verdict.
     """
-    esc = escape_markdown
-    hashes = "#" * heading_level
-    icon = {"weaker": "⚠️ ", "stronger": "", "unchanged": ""}[diff.verdict]
-    lines = [f"{hashes} {icon}{esc(diff.title)}{heading_note}", ""]
-    lines.append(f"`{_code(diff.before_label)}` → `{_code(diff.after_label)}`")
-    lines.append("")
-    if preface:
-        lines += [preface.rstrip("\n"), ""]
-    for warning in diff.warnings:
-        lines += [f"> [!WARNING]\n> **Not comparable.** {esc(warning)}", ""]
-    verdict = {"weaker": "**Privacy got weaker.**", "stronger": "**Privacy got stronger.**",
-               "unchanged": "**Privacy is unchanged.**"}[diff.verdict]
+    from privspec.report.render import render_markdown
+
     detail = _detail(diff.verdict, diff.rows)
     if detail[:1].isascii():  # a sentence, unless it starts with a symbol such as μ
         detail = capfirst(detail)
-    lines.append(f"{verdict} {esc(detail)}")
-    if diff.contrary:
-        other = "weaker" if diff.verdict == "stronger" else "stronger"
-        shown = ", ".join(diff.contrary[:4]) + (" and more" if len(diff.contrary) > 4 else "")
-        lines += ["", f"Not every number moved the same way: {esc(shown)} got {other}. "
-                  "Read the table."]
-    if diff.changes:
-        summary = changes_summary(diff.changes, path=lambda p: f"`{_code(p)}`", value=esc)
-        lines += ["", f"Spec changes: {summary}."]
-    else:
-        lines += ["", "The specs describe the same mechanism and report."]
-    lines += ["", "| | before | after | change |", "|---|---|---|---|"]
-    for row in diff.rows:
-        word = _TREND_WORDS[row.trend]
-        change = row.change_text + (f", {word}" if word and row.change_text != "—" else "")
-        lines.append(f"| {row.label} | {_cell(row.before_text)} | {_cell(row.after_text)} | "
-                     f"{_cell(change)} |")
-    lines += ["", "<details><summary>Details: the trade-off table and every spec change"
-              "</summary>", ""]
-    if diff.tradeoff:
-        lines += ["The best attack's true-positive rate (TPR) at each false-positive rate α; "
-                  "higher is less private. Rounded up; changes rounded towards less privacy.",
-                  "", "| attack FPR α | TPR before | TPR after | change |", "|---|---|---|---|"]
-        for row in diff.tradeoff:
-            assert row.alpha is not None
-            lines.append(f"| {fmt.fmt_given(row.alpha)} | {_cell(row.before_text)} | "
-                         f"{_cell(row.after_text)} | {_cell(row.change_text)} |")
-        lines.append("")
-    if diff.changes:
-        lines += ["Spec fields that changed:", ""]
-        for field in diff.changes:
-            lines.append(f"- `{_code(field.path)}`: {esc(field.before_text)} → "
-                         f"{esc(field.after_text)}")
-        lines.append("")
-    lines += ["μ up means weaker privacy. Values are rounded up (μ, ε, advantage, TPR); "
-              "changes are rounded towards less privacy.", "", "</details>", ""]
-    return "\n".join(lines)
+    contrary = (", ".join(diff.contrary[:4]) + (" and more" if len(diff.contrary) > 4 else "")
+                if diff.contrary else "")
+    changes = changes_summary(diff.changes, path=lambda p: f"`{_code(p)}`",
+                              value=escape_markdown)
+    return render_markdown("markdown/diff.md.j2", diff=diff, hashes="#" * heading_level,
+                           heading_note=heading_note, preface=preface, detail=detail,
+                           contrary=contrary, changes=changes)
 
 
 def _code(text: str) -> str:

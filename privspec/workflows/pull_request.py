@@ -11,6 +11,7 @@ summary and the step outputs is the command's part (``privspec.cli.action``).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,12 +34,21 @@ class ActionError(PrivspecError):
 
 @dataclass
 class Section:
-    """What the comment says about one changed spec."""
+    """What the comment says about one changed spec (worded by the template
+    ``markdown/pull-request.md.j2``).
+
+    ``status``: "modified", "added", "removed" or "invalid" (``problem`` says which:
+    "invalid spec" or "cannot evaluate"); ``details``: the diagnostics, the refusal, or
+    the comparison's Markdown; ``budget``: the budget's Markdown preface; ``summary``: the
+    one-line summary of a spec without a base version."""
 
     path: str
-    status: str  # "modified", "added", "removed", "invalid"
-    line: str  # one line for the overview
-    body: str  # Markdown
+    status: str
+    old_path: str | None = None
+    problem: str = ""
+    details: str = ""
+    budget: str = ""
+    summary: str = ""
     diff: SpecDiff | None = None
     outcomes: list[Outcome] = field(default_factory=list)
 
@@ -105,30 +115,23 @@ def _section(root: str, old_path: str | None, new_path: str | None,
     from privspec.workflows.budget import check_report, deltas_of, limits_for, with_deltas
     from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
 
-    esc = escape_markdown
     if new_path is None:
         assert old_path is not None
-        return Section(old_path, "removed", f"`{old_path}`: removed",
-                       f"### Removed: `{old_path}`\n\nThis pull request deletes the spec.\n")
+        return Section(old_path, "removed")
     from privspec.workflows.git import text_at_revision
 
     head_label = f"{head[1]}:{new_path}"
     try:
         after = load_spec_text(text_at_revision(root, head[0], new_path), head_label)
     except SpecError as error:
-        lines = format_diagnostics(error.diagnostics, "gcc")
-        return Section(new_path, "invalid", f"`{new_path}`: invalid spec",
-                       f"### Invalid spec: `{new_path}`\n\n```\n{lines}\n```\n")
+        return Section(new_path, "invalid", problem="invalid spec",
+                       details=format_diagnostics(error.diagnostics, "gcc"))
     spec_limits = limits_for(after, limits)
     before = None
-    note = ""
     if old_path is not None:
         base_label = f"{base[1]}:{old_path}"
-        try:
+        with contextlib.suppress(SpecError):  # else nothing to compare with (the comment says so)
             before = load_spec_text(text_at_revision(root, base[0], old_path), base_label)
-        except SpecError:
-            note = ("The base version was not a valid spec, so there is nothing to compare "
-                    "with.\n\n")
     try:
         if before is not None:
             old, new = aligned(before, after, deltas_of(spec_limits))
@@ -137,47 +140,31 @@ def _section(root: str, old_path: str | None, new_path: str | None,
             after_report = evaluate(with_deltas(after, deltas_of(spec_limits)),
                                     spec_path=new_path)
     except PrivspecError as error:  # the evaluator's refusal
-        return Section(new_path, "invalid", f"`{new_path}`: cannot evaluate",
-                       f"### Cannot evaluate: `{new_path}`\n\n{esc(str(error))}\n")
+        return Section(new_path, "invalid", problem="cannot evaluate", details=str(error))
     outcomes = check_report(after_report, spec_limits)
     budget = _outcome_lines(new_path, outcomes)
     budget_text = ("**Over budget:**\n\n" + "\n".join(budget) + "\n\n") if budget else (
         "Within budget.\n\n" if outcomes else "")
     if before is None:
-        title = "New spec" if old_path is None else "Changed spec"
-        body = (f"### {title}: `{new_path}`\n\n{note}{budget_text}"
-                f"{esc(report_summary(after_report))}.\n")
-        return Section(new_path, "added", f"`{new_path}`: new spec, "
-                       f"{esc(report_summary(after_report).split(';')[0])}", body,
-                       outcomes=outcomes)
+        return Section(new_path, "added", old_path=old_path, budget=budget_text,
+                       summary=report_summary(after_report), outcomes=outcomes)
     diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
                         after_label=head_label)
     moved = f" (renamed from `{old_path}`)" if old_path != new_path else ""
-    body = markdown_from_diff(diff, heading_note=moved, preface=budget_text)
-    return Section(new_path, "modified", f"`{new_path}`: {esc(diff.summary)}", body, diff,
-                   outcomes)
+    return Section(new_path, "modified", old_path=old_path,
+                   details=markdown_from_diff(diff, heading_note=moved, preface=budget_text),
+                   diff=diff, outcomes=outcomes)
 
 
 def comment_from_sections(sections: list[Section], base: str, head: str) -> str:
     """The whole comment: an overview line per spec, then one section each."""
-    lines = [COMMENT_MARKER, "## privspec: privacy of the changed specs", ""]
-    if not sections:
-        lines += [f"No `*.privspec.yaml` file changed between `{base}` and `{head}`.", ""]
-        return "\n".join(lines)
-    over = [s for s in sections if s.over_budget]
-    invalid = [s for s in sections if s.status == "invalid"]
-    if over:
-        lines += [f"❌ **{len(over)} of {len(sections)} changed specs over budget.**", ""]
-    elif invalid:
-        lines += [f"❌ **{len(invalid)} changed spec(s) could not be evaluated.**", ""]
-    elif any(s.outcomes for s in sections):
-        lines += ["✅ Every changed spec is within its budget.", ""]
-    lines += [f"- {s.line}" for s in sections]
-    lines += ["", f"Compared `{base}` (merge base) with `{head}`. μ up means weaker privacy; "
-              "numbers are rounded conservatively.", ""]
-    for section in sections:
-        lines += [section.body.rstrip("\n"), ""]
-    return "\n".join(lines)
+    from privspec.report.render import render_markdown
+
+    return render_markdown(
+        "markdown/pull-request.md.j2", marker=COMMENT_MARKER, base=base, head=head,
+        sections=sections, over=sum(s.over_budget for s in sections),
+        invalid=sum(s.status == "invalid" for s in sections),
+        checked=any(s.outcomes for s in sections))
 
 
 @dataclass(frozen=True)
