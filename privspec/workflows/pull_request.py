@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from privspec.errors import PrivspecError
-from privspec.report.escaping import escape_markdown
 
 if TYPE_CHECKING:
     from privspec.workflows.budget import Limit, Outcome
@@ -101,11 +100,6 @@ def _short(root: str, revision: str) -> str:
     return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
 
 
-def _outcome_lines(path: str, outcomes: list[Outcome]) -> list[str]:
-    esc = escape_markdown
-    return [f"- `{path}`: {esc(o.message)}" for o in outcomes if not o.ok]
-
-
 def _section(root: str, old_path: str | None, new_path: str | None,
              base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
     """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
@@ -142,9 +136,10 @@ def _section(root: str, old_path: str | None, new_path: str | None,
     except PrivspecError as error:  # the evaluator's refusal
         return Section(new_path, "invalid", problem="cannot evaluate", details=str(error))
     outcomes = check_report(after_report, spec_limits)
-    budget = _outcome_lines(new_path, outcomes)
-    budget_text = ("**Over budget:**\n\n" + "\n".join(budget) + "\n\n") if budget else (
-        "Within budget.\n\n" if outcomes else "")
+    from privspec.report.render import render_markdown
+
+    budget_text = render_markdown("markdown/budget.md.j2", path=new_path, checked=bool(outcomes),
+                                  failed=[o.message for o in outcomes if not o.ok])
     if before is None:
         return Section(new_path, "added", old_path=old_path, budget=budget_text,
                        summary=report_summary(after_report), outcomes=outcomes)
