@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -21,7 +22,13 @@ from privspec import __version__
 from privspec.errors import EvaluationError, PrivspecError
 from privspec.numerics.accounting import Accounted, StageAccount, account
 from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
-from privspec.numerics.gdp import gaussian_tpr, gaussian_tradeoff, mu_from_curve, summarize
+from privspec.numerics.gdp import (
+    GaussianSummary,
+    gaussian_tpr,
+    gaussian_tradeoff,
+    mu_from_curve,
+    summarize,
+)
 from privspec.report import formatting as fmt
 from privspec.report.describe import summarize_mechanism
 from privspec.report.model import (
@@ -36,7 +43,7 @@ from privspec.report.model import (
 )
 from privspec.report.wording import caveat, no_finite_mu_reason
 from privspec.spec.kinds import KINDS
-from privspec.spec.models import Spec, walk
+from privspec.spec.models import ReportOptions, Spec, walk
 
 #: α values at which the report samples the curve for figures (exact values there):
 #: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
@@ -161,39 +168,57 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         raise EvaluationError(str(error) or type(error).__name__) from error
 
 
-def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
-    """``evaluate`` of a validated spec."""
-    options, accounting = model.report, model.accounting
-    accounted = account(model)
-    curve = curve_from_pmfs(accounted.pmfs)
-    floor_value = accounting.floor
-    numbers = summarize(curve, floor_value)
+@dataclass(frozen=True)
+class _Figures:
+    """The Gaussian-DP figures of a curve at the floor that could be met."""
+
+    numbers: GaussianSummary
+    floor: float  # τ used: the spec's, or the smallest power of ten that can be met
+    raised: bool  # whether the spec's floor could not be met
+    regret_resolution: float  # regrets below this are within the composition's error
+    infinity: float  # δ∞ as reported: a truncated tail's bound as its power of ten
+    tier1: bool
+
+    @property
+    def mu(self) -> float | None:
+        return self.numbers.mu if math.isfinite(self.numbers.mu) else None
+
+
+def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
+    """μ, regret and advantage at the spec's floor, or at the smallest power of ten the
+    accounting can meet when it cannot meet that one (``_raised_floor``)."""
+    floor = model.accounting.floor
+    numbers = summarize(curve, floor)
     raised = _raised_floor(curve, model) if not math.isfinite(numbers.mu) else None
     if raised is not None:
-        floor_value = raised
-        numbers = summarize(curve, floor_value)
+        floor, numbers = raised, summarize(curve, raised)
     finite = math.isfinite(numbers.mu)
-    # Regrets within the composition's error bound are not resolved: printed as a bound.
-    regret_resolution = max(fmt.REGRET_RESOLUTION, fmt.power_of_ten_above(curve.relative_error))
-    mu = numbers.mu if finite else None
-    tier1 = finite and numbers.regret is not None and numbers.regret <= options.regret_threshold
+    return _Figures(
+        numbers=numbers, floor=floor, raised=raised is not None,
+        # Regrets within the composition's error bound are not resolved: printed as a bound.
+        regret_resolution=max(fmt.REGRET_RESOLUTION, fmt.power_of_ten_above(curve.relative_error)),
+        # Truncated tails (at most the floor) are a bound whose digits the composition's
+        # rounding moves: reported as the power of ten above; a real δ as it is.
+        infinity=(fmt.power_of_ten_above(curve.infinity_mass)
+                  if curve.infinity_mass <= floor else curve.infinity_mass),
+        tier1=(finite and numbers.regret is not None
+               and numbers.regret <= model.report.regret_threshold))
 
+
+def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures) -> list[Caveat]:
+    """Every caveat that applies, in the order the report lists them."""
+    numbers, accounting = figures.numbers, model.accounting
+    finite = figures.mu is not None
     warnings: list[Caveat] = []
-    reason = None
-    # Truncated tails (at most the floor) are a bound whose digits the composition's
-    # rounding moves: reported as the power of ten above; a real δ as it is.
-    infinity = (fmt.power_of_ten_above(curve.infinity_mass)
-                if curve.infinity_mass <= floor_value else curve.infinity_mass)
-    if raised is not None:
+    if figures.raised:
         warnings.append(caveat("accounting/floor-raised", asked=accounting.floor,
-                               unresolved=curve.tail_mass_at_zero, floor=floor_value))
+                               unresolved=curve.tail_mass_at_zero, floor=figures.floor))
     if not finite:
-        reason = no_finite_mu_reason(infinity=infinity, floor=floor_value)
-        warnings.append(caveat("report/no-finite-mu", reason=reason))
-    elif not tier1:
+        warnings.append(caveat("report/no-finite-mu", reason=_no_mu_reason(figures)))
+    elif not figures.tier1:
         warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
-                               resolution=regret_resolution,
-                               threshold=options.regret_threshold))
+                               resolution=figures.regret_resolution,
+                               threshold=model.report.regret_threshold))
     excess = max(chain.excess_mass for chain in curve.points)
     if finite and excess > 0.01 * numbers.alpha_star:
         warnings.append(caveat("accounting/excess-mass", excess=excess,
@@ -203,15 +228,41 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
                                steps=COARSE_STEPS, discretization=accounting.discretization))
     if not curve.certified:
         warnings.append(caveat("accounting/uncertified-composition"))
-    if 0 < curve.infinity_mass <= floor_value:
-        warnings.append(caveat("accounting/floor", infinity=infinity, floor=floor_value))
+    if 0 < curve.infinity_mass <= figures.floor:
+        warnings.append(caveat("accounting/floor", infinity=figures.infinity,
+                               floor=figures.floor))
+    return warnings
+
+
+def _no_mu_reason(figures: _Figures) -> str | None:
+    return (None if figures.mu is not None
+            else no_finite_mu_reason(infinity=figures.infinity, floor=figures.floor))
+
+
+def _curve_sample(curve: TradeoffCurve, options: ReportOptions) -> list[CurvePoint]:
+    """The curve at the figures' α's, the table's α's, α* and (for a curve with few
+    kinks) its breakpoints, exactly."""
+    extra = [curve.alpha_star, *options.alphas]  # β(α*) = α*: the same point
+    if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS:
+        extra += curve.alpha.tolist()
+    sample = np.asarray(sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)}))
+    return [CurvePoint(alpha=float(a), beta=float(b), tpr=float(t))
+            for a, b, t in zip(sample, curve.beta_at(sample), curve.tpr_at(sample), strict=True)]
+
+
+def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
+    """``evaluate`` of a validated spec."""
+    options, accounting = model.report, model.accounting
+    accounted = account(model)
+    curve = curve_from_pmfs(accounted.pmfs)
+    figures = _figures(curve, model)
+    numbers = figures.numbers
 
     asked = sorted({*options.deltas, *([model.published.delta] if model.published else [])} - {0})
     epsilon_at = dict(zip(asked, epsilons_for_deltas(curve.points, asked), strict=True))
     epsilons = [EpsilonAtDelta(delta=delta, epsilon=epsilon_at[delta]
                                if math.isfinite(epsilon_at[delta]) else None)
                 for delta in options.deltas]
-
     pure_epsilon = _pure_epsilon(curve, model)
     published = None
     if model.published is not None:
@@ -221,10 +272,6 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
             epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
             epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
 
-    extra = [curve.alpha_star, *options.alphas]  # β(α*) = α*: the same point
-    if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS:
-        extra += curve.alpha.tolist()
-    sample = np.asarray(sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)}))
     versions = _versions()
     return Report(
         title=model.title,
@@ -233,36 +280,34 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
         neighbouring=model.neighbouring,
         mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
         gdp=GDP(
-            mu=mu,
-            no_finite_mu_reason=reason,
+            mu=figures.mu,
+            no_finite_mu_reason=_no_mu_reason(figures),
             regret=numbers.regret,
-            regret_resolution=regret_resolution,
+            regret_resolution=figures.regret_resolution,
             regret_threshold=options.regret_threshold,
-            tier=1 if tier1 else 2,
+            tier=1 if figures.tier1 else 2,
             advantage=numbers.advantage,
             alpha_star=numbers.alpha_star,
-            mass_at_infinity=infinity,
+            mass_at_infinity=figures.infinity,
         ),
-        tradeoff=_tradeoff_rows(curve, options.alphas, mu),
+        tradeoff=_tradeoff_rows(curve, options.alphas, figures.mu),
         epsilons=epsilons,
         pure_epsilon=pure_epsilon,
         published=published,
-        curve=[CurvePoint(alpha=float(a), beta=float(b), tpr=float(t))
-               for a, b, t in zip(sample, curve.beta_at(sample), curve.tpr_at(sample),
-                                  strict=True)],
+        curve=_curve_sample(curve, options),
         accounting=Accounting(
             method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
                     "(connect-the-dots, pessimistic), composed by "
                     + ("privspec's tilted FFTs" if curve.certified
                        else "dp-accounting's FFTs")),
             discretization=accounting.discretization,
-            floor=floor_value,
-            requested_floor=accounting.floor if raised is not None else None,
+            floor=figures.floor,
+            requested_floor=accounting.floor if figures.raised else None,
             tail_mass_truncation=accounted.truncation,
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
-        warnings=warnings,
+        warnings=_caveats(curve, model, figures),
         spec_sha256=spec_sha256(model),
         spec_path=spec_path if spec_path is not None else path,
     )
