@@ -35,7 +35,8 @@ class Words(Protocol):
 
 @dataclass(frozen=True)
 class Kind:
-    """One mechanism kind, registered in ``privspec.spec.kinds.KINDS``.
+    """One mechanism kind: the ``KIND`` of a module of ``privspec.spec.kinds``, found
+    there by ``privspec.spec.kinds.KINDS``.
 
     ``field``: the type under the kind's key (its model, or a list of stages);
     ``event(block, event_of)``: what one run releases (``event_of`` lowers a nested
@@ -48,6 +49,7 @@ class Kind:
     """
 
     name: str
+    order: int  # place in the schema's and the documentation's lists
     field: Any
     event: Callable[[Any, Callable[[Any], Event]], Event]
     describe: Callable[[Any, Words], str]

@@ -1,38 +1,22 @@
-"""The registry of mechanism kinds: one module per kind (its model, the event it
-releases, its description, its properties), listed here in the order the schema and
-the documentation show them.  A new kind is a new module and one line below."""
+"""The registry of mechanism kinds: every module of this package is one kind (its
+model, the event it releases, its description, its properties), exported as ``KIND``.
+A new kind is a new module here; ``KIND.order`` places it in the schema and the docs."""
 
 from __future__ import annotations
 
-from privspec.spec.kind import Kind
-from privspec.spec.kinds import (
-    approximate_dp,
-    compose,
-    discrete_gaussian,
-    discrete_laplace,
-    dpsgd,
-    fixed_size_sampled,
-    gaussian,
-    laplace,
-    poisson_sampled,
-    pure_dp,
-    randomized_response,
-    repeat,
-)
+import importlib
+import pkgutil
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (
-    gaussian.KIND,
-    laplace.KIND,
-    discrete_gaussian.KIND,
-    discrete_laplace.KIND,
-    randomized_response.KIND,
-    pure_dp.KIND,
-    approximate_dp.KIND,
-    poisson_sampled.KIND,
-    fixed_size_sampled.KIND,
-    repeat.KIND,
-    dpsgd.KIND,
-    compose.KIND,
-)}
+from privspec.spec.kind import Kind
+
+
+def _discover() -> dict[str, Kind]:
+    kinds = [importlib.import_module(f"{__name__}.{module.name}").KIND
+             for module in pkgutil.iter_modules(__path__)]
+    return {kind.name: kind for kind in sorted(kinds, key=lambda kind: kind.order)}
+
+
+#: Every mechanism kind, by the key a spec writes, in ``order``.
+KINDS: dict[str, Kind] = _discover()
 
 __all__ = ["KINDS", "Kind"]

@@ -42,4 +42,4 @@ def describe(stages: list[Stage], words: Words) -> str:
     return f"{len(parts)} stages on the same data: " + "; ".join(parts)
 
 
-KIND = Kind("compose", Stages, event, describe, nesting="stages", bounded_loss=True)
+KIND = Kind("compose", 120, Stages, event, describe, nesting="stages", bounded_loss=True)

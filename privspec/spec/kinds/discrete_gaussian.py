@@ -57,4 +57,4 @@ def describe(block: DiscreteGaussian, words: Words) -> str:
             f"(sensitivity {block.sensitivity})")
 
 
-KIND = Kind("discrete_gaussian", DiscreteGaussian, event, describe, additive=True)
+KIND = Kind("discrete_gaussian", 30, DiscreteGaussian, event, describe, additive=True)

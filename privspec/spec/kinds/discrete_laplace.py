@@ -46,5 +46,5 @@ def describe(block: DiscreteLaplace, words: Words) -> str:
             f"(sensitivity {block.sensitivity})")
 
 
-KIND = Kind("discrete_laplace", DiscreteLaplace, event, describe, additive=True,
+KIND = Kind("discrete_laplace", 40, DiscreteLaplace, event, describe, additive=True,
             bounded_loss=True)

@@ -44,7 +44,7 @@ def describe(block: FixedSizeSampled, words: Words) -> str:
             f"{words.num(block.dataset_size)} records sampled without replacement")
 
 
-KIND = Kind("fixed_size_sampled", FixedSizeSampled, event, describe, nesting="mechanism",
+KIND = Kind("fixed_size_sampled", 90, FixedSizeSampled, event, describe, nesting="mechanism",
             bounded_loss=True, sampling="fixed-size",
             replace_one_only="fixed-size sampling without replacement is analysed under "
             "'neighbouring: replace-one' (Balle et al. 2018); for add-or-remove use "

@@ -66,4 +66,4 @@ def describe(block: Gaussian, words: Words) -> str:
             f"(L2 sensitivity {words.num(block.sensitivity or 1)})")
 
 
-KIND = Kind("gaussian", Gaussian, event, describe, additive=True)
+KIND = Kind("gaussian", 10, Gaussian, event, describe, additive=True)

@@ -50,4 +50,4 @@ def describe(block: Laplace, words: Words) -> str:
             f"{words.num(block.sensitivity)}, ε = {words.num(block.sensitivity / scale)})")
 
 
-KIND = Kind("laplace", Laplace, event, describe, additive=True, bounded_loss=True)
+KIND = Kind("laplace", 20, Laplace, event, describe, additive=True, bounded_loss=True)

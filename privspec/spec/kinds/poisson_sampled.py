@@ -39,5 +39,5 @@ def describe(block: PoissonSampled, words: Words) -> str:
     return f"{words.of(block.mechanism)}, on a Poisson-sampled batch ({words.rate(block)})"
 
 
-KIND = Kind("poisson_sampled", PoissonSampled, event, describe, nesting="mechanism",
+KIND = Kind("poisson_sampled", 80, PoissonSampled, event, describe, nesting="mechanism",
             bounded_loss=True, sampling="poisson")

@@ -25,4 +25,4 @@ def describe(block: PureDP, words: Words) -> str:
     return f"a mechanism known only to be ε-DP with ε = {words.num(block.epsilon)}"
 
 
-KIND = Kind("pure_dp", PureDP, event, describe, bounded_loss=True)
+KIND = Kind("pure_dp", 60, PureDP, event, describe, bounded_loss=True)

@@ -64,6 +64,6 @@ def describe(block: RandomizedResponse, words: Words) -> str:
     return f"randomized response over {block.categories} answers ({how})"
 
 
-KIND = Kind("randomized_response", RandomizedResponse, event, describe, bounded_loss=True,
+KIND = Kind("randomized_response", 50, RandomizedResponse, event, describe, bounded_loss=True,
             replace_one_only="randomized response protects one respondent's answer and is "
             "accounted under 'neighbouring: replace-one'")

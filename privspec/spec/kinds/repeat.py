@@ -72,4 +72,4 @@ def describe(block: Repeat, words: Words) -> str:
     return f"{inner}, run {words.num(block.times())} times"
 
 
-KIND = Kind("repeat", Repeat, event, describe, nesting="mechanism", bounded_loss=True)
+KIND = Kind("repeat", 100, Repeat, event, describe, nesting="mechanism", bounded_loss=True)
