@@ -387,39 +387,45 @@ def _write_atomically(files: Mapping[str, str | bytes]) -> None:
                 os.unlink(temporary)
 
 
+_RenderSpecs = Annotated[list[str], typer.Argument(
+    metavar="SPEC", help="Spec files (*.privspec.yaml) to render.", show_default=False)]
+_RenderFormats = Annotated[list[str] | None, typer.Option(
+    "--format", "-f", metavar="FORMAT[:VARIANT]",
+    help="markdown, latex, html or json, optionally with a variant (markdown:model-card, "
+    "latex:standalone); repeat it or separate with commas for several. Default: the "
+    "spec's report.formats.", show_default=False)]
+_RenderVariant = Annotated[str | None, typer.Option(
+    "--variant", help="Variant for the formats given without one: markdown: report "
+    "(default) or model-card; latex: fragment (default: fragment and macros files) or "
+    "standalone; or a template of --template-dir.", show_default=False)]
+_RenderOutput = Annotated[str | None, typer.Option(
+    "--output", "-o", metavar="FILE", help="Write the document to FILE (one spec and "
+    "one format; LaTeX macros go to FILE's stem + '-macros.tex'). Default: stdout.",
+    show_default=False)]
+_RenderOutputDir = Annotated[str | None, typer.Option(
+    "--output-dir", "-d", metavar="DIR", help="Write each document to DIR/<spec "
+    "stem><suffix>: .md, -model-card.md, .tex and -macros.tex, -standalone.tex, .html, "
+    ".json; Markdown's figure to -tradeoff.svg and -tradeoff.png.",
+    show_default=False)]
+_RenderCheck = Annotated[bool, typer.Option(
+    "--check", help="Write nothing: render in memory, compare with the files of -o or "
+    "--output-dir, print a unified diff and exit 1 if any is missing or stale.")]
+_RenderTemplateDir = Annotated[str | None, typer.Option(
+    "--template-dir", metavar="DIR", help="Templates overriding the built-in ones, "
+    "same layout (markdown/report.md.j2, latex/fragment.tex.j2, ...); rendered in a "
+    "sandbox.", show_default=False)]
+_RenderMacroPrefix = Annotated[str | None, typer.Option(
+    "--macro-prefix", metavar="NAME", help="LaTeX macro prefix, letters only (default: "
+    "'privspec' + the spec file's name, e.g. privspecCifarOneZero...).",
+    show_default=False)]
+
+
 @app.command()
 def render(
-    specs: Annotated[list[str], typer.Argument(
-        metavar="SPEC", help="Spec files (*.privspec.yaml) to render.", show_default=False)],
-    formats: Annotated[list[str] | None, typer.Option(
-        "--format", "-f", metavar="FORMAT[:VARIANT]",
-        help="markdown, latex, html or json, optionally with a variant (markdown:model-card, "
-        "latex:standalone); repeat it or separate with commas for several. Default: the "
-        "spec's report.formats.", show_default=False)] = None,
-    variant: Annotated[str | None, typer.Option(
-        "--variant", help="Variant for the formats given without one: markdown: report "
-        "(default) or model-card; latex: fragment (default: fragment and macros files) or "
-        "standalone; or a template of --template-dir.", show_default=False)] = None,
-    output: Annotated[str | None, typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the document to FILE (one spec and "
-        "one format; LaTeX macros go to FILE's stem + '-macros.tex'). Default: stdout.",
-        show_default=False)] = None,
-    output_dir: Annotated[str | None, typer.Option(
-        "--output-dir", "-d", metavar="DIR", help="Write each document to DIR/<spec "
-        "stem><suffix>: .md, -model-card.md, .tex and -macros.tex, -standalone.tex, .html, "
-        ".json; Markdown's figure to -tradeoff.svg and -tradeoff.png.",
-        show_default=False)] = None,
-    check: Annotated[bool, typer.Option(
-        "--check", help="Write nothing: render in memory, compare with the files of -o or "
-        "--output-dir, print a unified diff and exit 1 if any is missing or stale.")] = False,
-    template_dir: Annotated[str | None, typer.Option(
-        "--template-dir", metavar="DIR", help="Templates overriding the built-in ones, "
-        "same layout (markdown/report.md.j2, latex/fragment.tex.j2, ...); rendered in a "
-        "sandbox.", show_default=False)] = None,
-    macro_prefix: Annotated[str | None, typer.Option(
-        "--macro-prefix", metavar="NAME", help="LaTeX macro prefix, letters only (default: "
-        "'privspec' + the spec file's name, e.g. privspecCifarOneZero...).",
-        show_default=False)] = None,
+    specs: _RenderSpecs, formats: _RenderFormats = None, variant: _RenderVariant = None,
+    output: _RenderOutput = None, output_dir: _RenderOutputDir = None,
+    check: _RenderCheck = False, template_dir: _RenderTemplateDir = None,
+    macro_prefix: _RenderMacroPrefix = None,
 ) -> None:
     """Render privacy reports: Markdown, LaTeX, HTML and JSON, from the evaluated spec.
 

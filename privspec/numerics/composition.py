@@ -491,23 +491,26 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     if not np.all(np.isfinite(best_error)):
         raise CompositionError("part of the composition is outside every tilt's window")
     with np.errstate(under="ignore"):
-        probs = np.exp(best_log)
-        errors = np.exp(best_error)
-    # Above the highest resolved probability only error bounds remain: that mass, at
-    # most their sum, goes to +∞ (pessimistic).
+        probs, errors, moved = _cut_top(np.exp(best_log), np.exp(best_error), moved, truncation)
+    losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
+    below = max(0.0, math.exp(lattice.cgf(0.0)[0]) - float(probs.sum()) - moved)
+    return probs, _sum_relative_error(probs, errors, losses), lo, moved, below
+
+
+def _cut_top(probs: FloatArray, errors: FloatArray, moved: float, truncation: float
+             ) -> tuple[FloatArray, FloatArray, float]:
+    """The top of the covered range sent to +∞ (pessimistic): above the highest resolved
+    probability only error bounds remain, and that mass, at most their sum, goes; so do
+    the highest probabilities, barely resolved, while the mass moved stays within the
+    truncation budget.  Returns the rest and the mass moved in all."""
     last = int(np.flatnonzero(probs > 0)[-1]) if np.any(probs > 0) else -1
     moved += float(errors[last + 1:].sum())
-    # So do the highest probabilities, barely resolved, while the mass moved stays
-    # within the truncation budget.
     upper = np.cumsum((probs[:last + 1] + errors[:last + 1])[::-1])
     spare = int(np.searchsorted(upper, truncation - moved, side="right")) if moved < truncation else 0
     if spare:
         moved += float(upper[spare - 1])
         last -= spare
-    probs, errors = probs[:last + 1], errors[:last + 1]
-    losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
-    below = max(0.0, math.exp(lattice.cgf(0.0)[0]) - float(probs.sum()) - moved)
-    return probs, _sum_relative_error(probs, errors, losses), lo, moved, below
+    return probs[:last + 1], errors[:last + 1], moved
 
 
 def _upper_mass(best_log: FloatArray, best_error: FloatArray, first: int) -> float:
