@@ -125,3 +125,26 @@ def test_a_million_dpsgd_steps_stay_tight() -> None:
     clt = q * math.sqrt(steps * math.expm1(1 / z**2))
     assert report.gdp.mu is not None and 0.98 * clt <= report.gdp.mu <= 1.02 * clt
     assert "accounting/excess-mass" not in {w.code for w in report.warnings}
+
+
+@pytest.mark.parametrize(("mechanism", "relation", "says"), [
+    ({"gaussian": {"sigma": 1e-6}}, "add-or-remove", "points at discretization"),
+    ({"dpsgd": {"noise_multiplier": 1, "sampling_rate": 1.0, "steps": 10**7}}, "add-or-remove",
+     "points at discretization"),
+    ({"laplace": {"epsilon": 1000}}, "add-or-remove", "privacy loss of 1000"),
+    ({"pure_dp": {"epsilon": 1000}}, "add-or-remove", "privacy loss of 1000"),
+    ({"approximate_dp": {"epsilon": 1000, "delta": 1e-6}}, "add-or-remove", "privacy loss of 1000"),
+    ({"randomized_response": {"epsilon": 1000}}, "replace-one", "privacy loss above 700"),
+])
+def test_releases_beyond_range_are_refused_in_words(mechanism: dict[str, object], relation: str,
+                                                    says: str) -> None:
+    """No raw Python message ("Unable to allocate 71.1 PiB", "math range error", "index 0
+    is out of bounds") and no gigabytes: a refusal that says why and what helps."""
+    from privspec.errors import EvaluationError
+
+    spec = {"privspec": 1, "title": "t", "unit": "one record", "neighbouring": relation,
+            "mechanism": mechanism}
+    with pytest.raises(EvaluationError) as refused:
+        privspec.evaluate(spec)
+    assert says in str(refused.value)
+    assert "more noise (or a smaller ε)" in str(refused.value)

@@ -21,6 +21,7 @@ from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
+from privspec.errors import EvaluationError
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
@@ -159,6 +160,22 @@ def account(spec: s.Spec) -> Accounted:
                      truncation=lowering.truncation)
 
 
+#: Largest privacy loss privspec accounts: e^{−y} must stay a normal double for the
+#: curve's α sums (it underflows near y = 708).
+MAX_LOSS = 700.0
+
+
+def _refuse_loss_above_range(loss: float) -> None:
+    """Refuse a release whose privacy loss exceeds ``MAX_LOSS``, saying why."""
+    if loss > MAX_LOSS:
+        size = f"of {loss:.4g}" if math.isfinite(loss) else f"above {MAX_LOSS:g}"
+        raise EvaluationError(
+            f"a release has a privacy loss {size} (an ε that large): e^(−loss) is below "
+            "what double precision holds, so its trade-off curve cannot be drawn; "
+            f"privspec accounts losses up to {MAX_LOSS:g}. A release like this reveals the "
+            "record outright: more noise (or a smaller ε) brings it within range")
+
+
 class _Lowering:
     """Recursive lowering with one relation and one discretization interval."""
 
@@ -202,6 +219,8 @@ class _Lowering:
     def _release(pld: PLD) -> _Lowered:
         """One release given by a dp-accounting PLD."""
         pmfs = pmfs_from_pld(pld)
+        largest = max((float(p.losses[-1]) for p in pmfs if p.losses.size), default=0.0)
+        _refuse_loss_above_range(largest)
         return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
     def lower(self, event: ev.Event) -> _Lowered:
@@ -312,9 +331,14 @@ class _Lowering:
                 event.parameter, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
         if isinstance(event, ev.RandomizedResponseEvent):
+            share = event.noise / event.categories  # P(a given wrong answer)
+            _refuse_loss_above_range(math.log1p((1 - event.noise) / share) if share > 0
+                                     else math.inf)
             return plds.from_randomized_response(
                 event.noise, event.categories, value_discretization_interval=h,
                 neighboring_relation=ReplaceOne)
+        if isinstance(event, (ev.PureDPEvent, ev.ApproximateDPEvent)):
+            _refuse_loss_above_range(event.epsilon)
         if isinstance(event, ev.PureDPEvent):
             return plds.from_privacy_parameters(
                 pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0),

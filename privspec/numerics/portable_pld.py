@@ -33,6 +33,8 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from dp_accounting.pld import privacy_loss_mechanism as plm
 from scipy.special import ndtr
 
+from privspec.errors import EvaluationError
+
 
 def _portable(function: np.ufunc, values: Any) -> Any:
     """``function`` (exp, expm1, log1p) evaluated in long double and rounded to double.
@@ -141,12 +143,32 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
         return np.where(np.isfinite(gaps), np.maximum(gaps, 0.0), 0.0)
 
 
+#: Most grid points a single release's PMF may have (each array of them is 8 bytes a
+#: point): beyond, privspec refuses rather than exhaust memory.
+MAX_GRID_POINTS = 50_000_000
+
+
+def check_grid(lower: int, upper: int, discretization: float) -> None:
+    """Refuse a privacy-loss grid [lower, upper]·h too large to hold, with what to change."""
+    points = upper - lower + 1
+    if points <= MAX_GRID_POINTS:
+        return
+    raise EvaluationError(
+        f"a single release's privacy loss spans [{lower * discretization:.4g}, "
+        f"{upper * discretization:.4g}]: {points:,} points at discretization h = "
+        f"{discretization:g}, more than the {MAX_GRID_POINTS:,} privspec computes with "
+        "(about 400 MB an array). A release whose privacy loss reaches "
+        f"{upper * discretization:.3g} reveals almost everything about a record, and "
+        "privspec does not account it: more noise (or a smaller ε) brings it within range")
+
+
 def _connect_the_dots(loss: Any, discretization: float) -> Any:
     """The pessimistic connect-the-dots PMF of a continuous monotone privacy loss, as
     ``privacy_loss_distribution._create_pld_pmf_from_monotone_privacy_loss`` makes it."""
     bounds = loss.connect_dots_bounds()
     upper = math.ceil(bounds.epsilon_upper / discretization)
     lower = math.floor(bounds.epsilon_lower / discretization)
+    check_grid(lower, upper, discretization)
     deltas = loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * discretization)
     return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(discretization, lower, upper,
                                                                  deltas)
@@ -168,6 +190,7 @@ def _connect_the_dots_two_sided(loss: _GridGaussianLoss, discretization: float) 
     bounds = loss.connect_dots_bounds()
     upper = math.ceil(bounds.epsilon_upper / discretization)
     lower = math.floor(bounds.epsilon_lower / discretization)
+    check_grid(lower, upper, discretization)
     epsilons = np.arange(lower, upper + 1) * discretization
     deltas = np.minimum.accumulate(loss.get_delta_for_epsilon(epsilons))
     if deltas.size < 3:
@@ -283,6 +306,8 @@ def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: flo
     """
     loss = _PortableDiscreteGaussianLoss(sigma, sensitivity)
     bounds = loss.connect_dots_bounds()
+    check_grid(math.floor(loss.privacy_loss(bounds.upper_x) / discretization),
+               math.ceil(loss.privacy_loss(bounds.lower_x) / discretization), discretization)
     grid: set[int] = set()
     for x in range(bounds.lower_x, bounds.upper_x + 1):
         scaled = loss.privacy_loss(x) / discretization

@@ -55,7 +55,9 @@ def event(block: RandomizedResponse, _: object) -> Event:
     if block.flip_probability is not None:
         return RandomizedResponseEvent(block.flip_probability * k / (k - 1), k)
     assert block.epsilon is not None
-    return RandomizedResponseEvent(k / (math.exp(block.epsilon) + k - 1), k)
+    # k/(e^ε + k − 1), written so that a large ε underflows to 0 instead of overflowing
+    tail = math.exp(-block.epsilon)
+    return RandomizedResponseEvent(k * tail / (1 + (k - 1) * tail), k)
 
 
 def describe(block: RandomizedResponse, words: Words) -> str:
