@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import numpy as np
-from dp_accounting import privacy_accountant
-from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
@@ -27,6 +25,7 @@ from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, 
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
     discrete_gaussian_pld,
+    discrete_loss_pld,
     gaussian_pld,
     laplace_pld,
 )
@@ -35,7 +34,6 @@ from privspec.spec import models as s
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
-ReplaceOne = privacy_accountant.NeighboringRelation.REPLACE_ONE
 
 #: Tail mass a composition may move to +∞ (at most; the floor may ask for less).
 TAIL_MASS_TRUNCATION = 1e-15
@@ -331,20 +329,20 @@ class _Lowering:
                 event.parameter, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
         if isinstance(event, ev.RandomizedResponseEvent):
-            share = event.noise / event.categories  # P(a given wrong answer)
-            _refuse_loss_above_range(math.log1p((1 - event.noise) / share) if share > 0
-                                     else math.inf)
-            return plds.from_randomized_response(
-                event.noise, event.categories, value_discretization_interval=h,
-                neighboring_relation=ReplaceOne)
+            # Replace-one: the reported answer is the true one, the replacement's, or
+            # another (loss 0); each wrong answer has probability noise/k.
+            share = event.noise / event.categories
+            loss = math.log1p((1 - event.noise) / share) if share > 0 else math.inf
+            _refuse_loss_above_range(loss)
+            return discrete_loss_pld(
+                [(loss, 1 - event.noise + share), (-loss, share),
+                 (0.0, (event.categories - 2) * share)], discretization=h)
         if isinstance(event, (ev.PureDPEvent, ev.ApproximateDPEvent)):
+            # The worst case of an (ε, δ)-DP release (Kairouz, Oh & Viswanath 2015):
+            # randomized response with ε, and δ at +∞.
             _refuse_loss_above_range(event.epsilon)
-        if isinstance(event, ev.PureDPEvent):
-            return plds.from_privacy_parameters(
-                pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0),
-                value_discretization_interval=h)
-        if isinstance(event, ev.ApproximateDPEvent):
-            return plds.from_privacy_parameters(
-                pld_common.DifferentialPrivacyParameters(event.epsilon, event.delta),
-                value_discretization_interval=h)
+            delta = event.delta if isinstance(event, ev.ApproximateDPEvent) else 0.0
+            up = (1 - delta) / (1 + math.exp(-event.epsilon))
+            return discrete_loss_pld([(event.epsilon, up), (-event.epsilon, 1 - delta - up)],
+                                     infinity_mass=delta, discretization=h)
         raise TypeError(f"no accounting for {type(event).__name__}")  # pragma: no cover
