@@ -274,6 +274,6 @@ def test_numbers_moving_against_the_verdict_are_named(
     assert "ε at δ = 10⁻⁵" in diff["contrary"]  # but ε at δ = 10⁻⁵ grew from 1 to 2
     assert main(["diff", str(old), str(new)]) == 0
     out = capsys.readouterr().out
-    assert "**Privacy got stronger.** μ is now finite: 0.501 (there was no finite μ)" in out
+    assert "**Privacy got stronger.** μ is now finite: 0.5 (there was no finite μ)" in out
     assert "Not every number moved the same way: ε at δ = 10⁻⁵" in out
     assert "Spec changes: `mechanism` {approximate\\_dp: {epsilon: 1, delta: 10⁻⁶}} → " in out

@@ -118,43 +118,53 @@ class StageAccount:
 
 @dataclass(frozen=True)
 class Accounted:
-    """The whole mechanism's composed PMFs, and each top-level stage's own accounting."""
+    """The whole mechanism's composed PMFs (none when ``exact_mu`` is given: a mechanism
+    made only of plain Gaussian releases is exactly μ-GDP), and each top-level stage's
+    own accounting."""
 
     pmfs: tuple[LossPMF, ...]
     stages: tuple[StageAccount, ...]
     truncation: float  # the tail mass each composition may move to +∞
+    exact_mu: float | None = None
 
 
 def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
-    """The composed PMFs of the whole mechanism under the spec's relation."""
-    return account(spec).pmfs
+    """The composed PMFs of the whole mechanism under the spec's relation (also for a
+    mechanism that is exactly μ-GDP: the PMFs of its Gaussian)."""
+    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
+                         tail_mass_truncation(spec))
+    return lowering.finish(lowering.lower(s.event_of(spec.mechanism)))
 
 
 def account(spec: s.Spec) -> Accounted:
     """Lower the mechanism; for a composition, keep each top-level stage's part.
 
     The stages' parts are composed into the whole (Gaussian μ²'s summed exactly),
-    so reporting what each stage adds costs no extra lowering.
+    so reporting what each stage adds costs no extra lowering.  Plain Gaussian releases
+    only: μ = √Σ(Δᵢ/σᵢ)² exactly (Dong, Roth & Su, Cor. 3.3), and no PMF is built.
     """
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
                          tail_mass_truncation(spec))
     root = s.event_of(spec.mechanism)
-    if not isinstance(root, ev.ComposedEvent):
-        return Accounted(pmfs=lowering.finish(lowering.lower(root)), stages=(),
-                         truncation=lowering.truncation)
-    # Identical stages (same mechanism, same repeat) share their StageAccount; a single
-    # stage needs none (the report names what each of several stages adds).
     accounts: dict[tuple[ev.Event, int], StageAccount] = {}
-    total = _Lowered()
-    for stage in root.stages:
-        part = lowering.lower(stage[0]).repeated(stage[1])
-        total.add(part)
-        if stage not in accounts and len(root.stages) > 1:
-            accounts[stage] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
-                               if not part.releases
-                               else StageAccount(None, lowering.finish(part, STAGE_TARGET)))
-    return Accounted(pmfs=lowering.finish(total),
-                     stages=tuple(accounts[stage] for stage in root.stages) if accounts else (),
+    if isinstance(root, ev.ComposedEvent):
+        # Identical stages (same mechanism, same repeat) share their StageAccount; a
+        # single stage needs none (the report names what each of several stages adds).
+        total = _Lowered()
+        for stage in root.stages:
+            part = lowering.lower(stage[0]).repeated(stage[1])
+            total.add(part)
+            if stage not in accounts and len(root.stages) > 1:
+                accounts[stage] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+                                   if not part.releases
+                                   else StageAccount(None, lowering.finish(part, STAGE_TARGET)))
+        stages = tuple(accounts[stage] for stage in root.stages) if accounts else ()
+    else:
+        total, stages = lowering.lower(root), ()
+    if not total.releases:
+        return Accounted(pmfs=(), stages=stages, truncation=0.0,
+                         exact_mu=math.sqrt(total.gaussian_mu_squared))
+    return Accounted(pmfs=lowering.finish(total), stages=stages,
                      truncation=lowering.truncation)
 
 
@@ -312,6 +322,7 @@ class _Lowering:
                                 discretization=h, replace_one=self.replace_one and event.clipped,
                                 log_tail_mass=self.log_tail_mass)
         if isinstance(event, ev.LaplaceEvent):
+            _refuse_loss_above_range(event.sensitivity / event.scale)
             if rate == 1.0:
                 return laplace_pld(event.scale, sensitivity=event.sensitivity, discretization=h)
             return plds.from_laplace_mechanism(
@@ -325,6 +336,7 @@ class _Lowering:
                 event.sigma, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
         if isinstance(event, ev.DiscreteLaplaceEvent):
+            _refuse_loss_above_range(event.parameter * event.sensitivity)
             return plds.from_discrete_laplace_mechanism(
                 event.parameter, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from privspec.numerics.curve import FloatArray, TradeoffCurve
 
@@ -32,10 +32,12 @@ def gaussian_tpr(alpha: FloatArray | float, mu: float) -> FloatArray:
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
-    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su, Cor. 2.13)."""
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su, Cor. 2.13),
+    the second term as exp(ε + log Φ(·)) so that a large ε does not overflow."""
     if mu <= 0:
         return 0.0
-    return float(ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon) * ndtr(-epsilon / mu - mu / 2))
+    second = math.exp(min(epsilon + float(log_ndtr(-epsilon / mu - mu / 2)), 709.0))
+    return float(ndtr(-epsilon / mu + mu / 2) - second)
 
 
 #: Support vertices per block in ``mu_from_curve``'s branch and bound.
@@ -263,7 +265,7 @@ def epsilon_from_mu_delta(mu: float, delta: float) -> float:
     high = 1.0
     while gaussian_delta(high, mu) > delta:
         high *= 2
-        if high > 1e6:  # pragma: no cover - δ below double precision
+        if high > 1e300:  # pragma: no cover - δ below double precision
             return math.inf
     root = brentq(lambda eps: gaussian_delta(eps, mu) - delta, 0.0, high, xtol=1e-14, rtol=1e-14)
-    return float(root) + 4e-14
+    return float(root) * (1 + 1e-13) + 4e-14  # the bracket's upper side, and more

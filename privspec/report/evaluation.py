@@ -17,6 +17,7 @@ from importlib import metadata
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
 from privspec import __version__
 from privspec.errors import EvaluationError, PrivspecError
@@ -24,6 +25,7 @@ from privspec.numerics.accounting import Accounted, StageAccount, account
 from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
 from privspec.numerics.gdp import (
     GaussianSummary,
+    epsilon_from_mu_delta,
     gaussian_tpr,
     gaussian_tradeoff,
     mu_from_curve,
@@ -250,10 +252,61 @@ def _curve_sample(curve: TradeoffCurve, options: ReportOptions) -> list[CurvePoi
             for a, b, t in zip(sample, curve.beta_at(sample), curve.tpr_at(sample), strict=True)]
 
 
+def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | None,
+                     spec_path: str | None) -> Report:
+    """The report of a mechanism made only of plain Gaussian releases, in closed form:
+    its trade-off curve is exactly G_μ, μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), so
+    the regret is 0, α* = Φ(−μ/2), the best advantage 2Φ(μ/2) − 1 and ε(δ) solves
+    δ_μ(ε) = δ; nothing is discretized, at any μ."""
+    options = model.report
+    alpha_star = float(ndtr(-mu / 2))
+    points = sorted({*CURVE_SAMPLE_ALPHAS, *options.alphas, alpha_star})
+    table = sorted({*options.alphas, alpha_star})
+    rows = [TradeoffRow(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
+                        tpr=float(gaussian_tpr(a, mu)), beta_gdp=float(gaussian_tradeoff(a, mu)),
+                        tpr_gdp=float(gaussian_tpr(a, mu)), is_alpha_star=a == alpha_star)
+            for a in table]
+    epsilon_at = {d: epsilon_from_mu_delta(mu, d) for d in
+                  {*options.deltas, *([model.published.delta] if model.published else [])} - {0}}
+    published = None
+    if model.published is not None:
+        claim = model.published
+        published = PublishedComparison(
+            epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
+            epsilon_privspec=epsilon_at[claim.delta] if claim.delta > 0 else None)
+    versions = _versions()
+    return Report(
+        title=model.title, description=model.description, unit=model.unit,
+        neighbouring=model.neighbouring,
+        mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
+        gdp=GDP(mu=mu, no_finite_mu_reason=None, regret=0.0,
+                regret_resolution=fmt.REGRET_RESOLUTION,
+                regret_threshold=options.regret_threshold, tier=1,
+                advantage=float(1 - 2 * ndtr(-mu / 2)), alpha_star=alpha_star,
+                mass_at_infinity=0.0),
+        tradeoff=rows,
+        epsilons=[EpsilonAtDelta(delta=d, epsilon=epsilon_at[d]) for d in options.deltas],
+        pure_epsilon=None,
+        published=published,
+        curve=[CurvePoint(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
+                          tpr=float(gaussian_tpr(a, mu))) for a in points],
+        accounting=Accounting(
+            method="closed form: plain Gaussian releases compose to exactly μ-GDP with "
+                   "μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su 2022, Cor. 3.3)",
+            discretization=model.accounting.discretization, floor=model.accounting.floor,
+            tail_mass_truncation=0.0, relative_error=0.0, versions=versions),
+        warnings=[],
+        spec_sha256=spec_sha256(model),
+        spec_path=spec_path if spec_path is not None else path,
+    )
+
+
 def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
     """``evaluate`` of a validated spec."""
     options, accounting = model.report, model.accounting
     accounted = account(model)
+    if accounted.exact_mu is not None:
+        return _gaussian_report(model, accounted.exact_mu, accounted, path, spec_path)
     curve = curve_from_pmfs(accounted.pmfs)
     figures = _figures(curve, model)
     numbers = figures.numbers
