@@ -72,6 +72,15 @@ def steps_from_epochs(epochs: float, batch_size: int, dataset_size: int) -> int:
     return max(1, math.ceil(epochs * dataset_size / batch_size - 1e-9))
 
 
+def runs(count: int | None, epochs: float | None, batch_size: int | None,
+         dataset_size: int | None) -> int:
+    """A count given outright, or the steps of ``epochs`` passes (validated to exist)."""
+    if count is not None:
+        return count
+    assert epochs and batch_size and dataset_size
+    return steps_from_epochs(epochs, batch_size, dataset_size)
+
+
 def epoch_problems(epochs: float | None, batch_size: int | None,
                    dataset_size: int | None) -> list[InitErrorDetails]:
     """``epochs`` needs both sizes, and must not mean more steps than allowed."""

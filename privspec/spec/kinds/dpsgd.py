@@ -12,7 +12,7 @@ from privspec.spec.base import (
     epoch_problems,
     exactly_one,
     raise_if,
-    steps_from_epochs,
+    runs,
 )
 from privspec.spec.events import Event, GaussianEvent, RepeatedEvent, SampledEvent
 from privspec.spec.kind import Kind, Words
@@ -36,10 +36,7 @@ class DPSGD(SamplingRate):
 
     def times(self) -> int:
         """The number of steps, from whichever fields were given."""
-        if self.steps is not None:
-            return self.steps
-        assert self.epochs and self.batch_size and self.dataset_size
-        return steps_from_epochs(self.epochs, self.batch_size, self.dataset_size)
+        return runs(self.steps, self.epochs, self.batch_size, self.dataset_size)
 
     @model_validator(mode="after")
     def _check(self) -> DPSGD:

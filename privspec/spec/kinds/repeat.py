@@ -16,7 +16,7 @@ from privspec.spec.base import (
     epoch_problems,
     exactly_one,
     raise_if,
-    steps_from_epochs,
+    runs,
 )
 from privspec.spec.events import Event, RepeatedEvent
 from privspec.spec.kind import Kind, Words
@@ -47,10 +47,7 @@ class Repeat(_Strict):
 
     def times(self) -> int:
         """The number of runs, from whichever fields were given."""
-        if self.count is not None:
-            return self.count
-        assert self.epochs and self.batch_size and self.dataset_size
-        return steps_from_epochs(self.epochs, self.batch_size, self.dataset_size)
+        return runs(self.count, self.epochs, self.batch_size, self.dataset_size)
 
     @model_validator(mode="after")
     def _check(self) -> Repeat:
