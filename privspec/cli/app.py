@@ -247,7 +247,6 @@ def convert(
     three significant digits (a larger μ or ε is the safe side).
     """
     from privspec.numerics.gdp import epsilon_from_mu_delta, mu_from_epsilon_delta
-    from privspec.report import formatting as fmt
 
     deltas = list(delta or (TABLE3_DELTAS if table else ()))
     epsilons = list(epsilon or (TABLE3_EPSILONS if table else ()))
@@ -260,21 +259,17 @@ def convert(
         for problem in problems:
             typer.echo(f"privspec convert: error: {problem}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN)
-    header = "| ε | " + " | ".join(f"μ at δ = {fmt.fmt_delta(d)}" for d in deltas) + " |"
-    if epsilons and (table or len(epsilons) * len(deltas) > 1):
-        typer.echo(header)
-        typer.echo("|---" * (len(deltas) + 1) + "|")
-        for e in epsilons:
-            cells = " | ".join(fmt.fmt_mu(mu_from_epsilon_delta(e, d)) for d in deltas)
-            typer.echo(f"| {fmt.fmt_given(e)} | {cells} |")
-    elif epsilons:
-        value = mu_from_epsilon_delta(epsilons[0], deltas[0])
-        typer.echo(f"A Gaussian mechanism that is (ε = {fmt.fmt_given(epsilons[0])}, "
-                   f"δ = {fmt.fmt_delta(deltas[0])})-DP is μ-GDP with μ = {fmt.fmt_mu(value)}.")
-    for m in mu or []:
-        pairs = ", ".join(f"ε = {fmt.fmt_epsilon(epsilon_from_mu_delta(m, d))} at "
-                          f"δ = {fmt.fmt_delta(d)}" for d in deltas)
-        typer.echo(f"μ = {fmt.fmt_given(m)}-GDP: {pairs}.")
+    from privspec.report.render import render_markdown
+
+    tabulate = bool(epsilons) and (table or len(epsilons) * len(deltas) > 1)
+    typer.echo(render_markdown(
+        "markdown/convert.md.j2", deltas=deltas,
+        rows=[(e, [mu_from_epsilon_delta(e, d) for d in deltas]) for e in epsilons]
+        if tabulate else [],
+        single=(epsilons[0], deltas[0], mu_from_epsilon_delta(epsilons[0], deltas[0]))
+        if epsilons and not tabulate else None,
+        from_mu=[(m, [(epsilon_from_mu_delta(m, d), d) for d in deltas]) for m in mu or []]),
+        nl=False)
 
 
 class TableFormat(StrEnum):
