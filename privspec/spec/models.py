@@ -279,7 +279,8 @@ class Spec(_Strict):
         problems = [
             InitErrorDetails(type=PydanticCustomError("spec_conflict", message),
                              loc=("mechanism", *path), input=None)
-            for path, message in relation_problems(self.mechanism, self.neighbouring)
+            for path, message in relation_problems(self.mechanism.model_dump(),
+                                                   self.neighbouring)
         ]
         _raise_if(problems, "Spec")
         return self
@@ -289,42 +290,55 @@ class Spec(_Strict):
 RELATION_CHECKED_BY_CALLER = "relation_checked_by_caller"
 
 
-def _field(value: Any, name: str) -> Any:
-    """``name`` of a model or of a mapping as written (None where it is missing)."""
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
-
-
-def walk(node: Any, path: tuple[str | int, ...] = ()
+def walk(node: _Node, path: tuple[str | int, ...] = ()
          ) -> Iterator[tuple[tuple[str | int, ...], str, Any]]:
-    """(path, kind, fields) of every node of a mechanism, with paths as the user wrote
-    them: a validated tree, or one as written (one-key mappings), whose malformed parts
-    are skipped (field validation reports them)."""
-    kind = _kind_of(node)
+    """(path, kind, block) of every node of a validated mechanism tree, with paths as
+    the user wrote them (``privspec.spec.kind.Kind.nesting`` says where to go down)."""
+    yield path, node.kind, node.block
+    nesting = KINDS[node.kind].nesting
+    if nesting == "stages":
+        for i, stage in enumerate(node.block):
+            yield from walk(stage.mechanism, (*path, node.kind, i, "mechanism"))
+    elif nesting == "mechanism":
+        yield from walk(node.block.mechanism, (*path, node.kind, "mechanism"))
+
+
+def _walk_written(data: Any, path: tuple[str | int, ...] = ()
+                  ) -> Iterator[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, kind, fields) of every node of a mechanism as written (one-key mappings),
+    skipping malformed parts (field validation reports them)."""
+    kind = _kind_of(data)
     if kind not in KINDS:
         return
-    fields = node.block if isinstance(node, _Node) else node[kind]
+    fields = data[kind]
     yield path, kind, fields
     nesting = KINDS[kind].nesting
     if nesting == "stages":
         for i, stage in enumerate(fields if isinstance(fields, list) else []):
-            yield from walk(_field(stage, "mechanism"), (*path, kind, i, "mechanism"))
-    elif nesting == "mechanism":
-        yield from walk(_field(fields, "mechanism"), (*path, kind, "mechanism"))
+            inner = stage.get("mechanism") if isinstance(stage, dict) else None
+            yield from _walk_written(inner, (*path, kind, i, "mechanism"))
+    elif nesting == "mechanism" and isinstance(fields, dict):
+        yield from _walk_written(fields.get("mechanism"), (*path, kind, "mechanism"))
+
+
+def _get(data: Any, name: str) -> Any:
+    return data.get(name) if isinstance(data, dict) else None
 
 
 def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | int, ...], str]]:
     """Mechanisms that cannot be accounted under ``relation``, and sampling of kinds
     whose amplification privspec cannot account (MATH.md §6).
 
-    Reads a validated tree or one as written, so that the loader can report these next
-    to field errors elsewhere in the spec instead of after they are fixed.
+    Reads the mechanism as written (a validated one through ``model_dump``), so that the
+    loader can report these next to field errors elsewhere in the spec instead of after
+    they are fixed.
     """
     problems: list[tuple[tuple[str | int, ...], str]] = []
-    for path, kind, fields in walk(mechanism):
+    for path, kind, fields in _walk_written(mechanism):
         here = (*path, kind)
         declared = KINDS[kind]
         if declared.sampling is not None:
-            inner = _field(fields, "mechanism")
+            inner = _get(fields, "mechanism")
             inner_kind = _kind_of(inner)
             if inner_kind in KINDS and not KINDS[inner_kind].additive:
                 problems.append(((*here, "mechanism"),
@@ -332,7 +346,7 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
                                  f"({', '.join(ADDITIVE_KINDS)}), not '{inner_kind}'"))
             elif (inner_kind in KINDS and declared.sampling == "poisson"
                   and relation == "replace-one"
-                  and _field(_field(inner, "gaussian"), "noise_multiplier") is None):
+                  and _get(_get(inner, "gaussian"), "noise_multiplier") is None):
                 problems.append(((*here, "mechanism"),
                                  "under replace-one, Poisson sampling is accounted only "
                                  "for a gaussian given by 'noise_multiplier'"))
