@@ -57,6 +57,8 @@ MAX_RELATIVE_ERROR = 1e-3
 #: Compositions whose (lattice-compressed) support is at most this wide are convolved
 #: directly: sums of non-negative products, relatively accurate everywhere.
 DIRECT_WIDTH = 4096
+#: Products a direct convolution of distinct releases may make (``_direct_cost``).
+DIRECT_PRODUCTS = 200_000_000
 #: Products of atoms the sparse direct convolution may form in all, before it gives way
 #: to the tilted FFT (each product costs some 30 bytes while it is summed).
 SPARSE_PRODUCTS = 4_000_000
@@ -294,6 +296,19 @@ def _direct(lattice: _Lattice) -> tuple[FloatArray, float]:
     return result, 4 * _U * terms * (lattice.steps + 1)
 
 
+def _direct_cost(lattice: _Lattice) -> float:
+    """Products a direct convolution of distinct releases makes (each run once): a wide
+    release beside a few narrow ones is cheaper convolved than tilted.  Infinite when a
+    release repeats (its powers are the tilted composition's job)."""
+    if any(part.count > 1 for part in lattice.parts):
+        return math.inf
+    cost, size = 0.0, 1
+    for part in lattice.parts:
+        cost += float(size) * part.probs.size
+        size += part.probs.size - 1
+    return cost
+
+
 def _sparse_convolve(a: tuple[np.ndarray, FloatArray, float], b: tuple[np.ndarray, FloatArray, float]
                      ) -> tuple[np.ndarray, FloatArray, float]:
     """Convolution of two PMFs given by their atoms (offsets, probabilities, relative
@@ -379,7 +394,7 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
     lattice = _Lattice(parts, g, r)
 
     start, moved, below = 0, 0.0, 0.0
-    if lattice.width + 1 <= DIRECT_WIDTH:
+    if lattice.width + 1 <= DIRECT_WIDTH or _direct_cost(lattice) <= DIRECT_PRODUCTS:
         probs, relative = _direct(lattice)
     else:
         sparse = _sparse_direct(lattice)
