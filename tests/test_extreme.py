@@ -194,3 +194,18 @@ def test_releases_beyond_range_are_refused_in_words(mechanism: dict[str, object]
         privspec.evaluate(spec)
     assert says in str(refused.value)
     assert "more noise (or a smaller ε)" in str(refused.value)
+
+
+def test_a_repeated_release_within_a_few_grid_steps_is_said_to_be_loose() -> None:
+    """10⁷ runs of ε = 10⁻⁶ read μ = 0.0317 at h = 10⁻⁴ (exactly about 0.004): safe but
+    several times too large, which μ against h alone does not show; a finer h tightens it
+    and the caveat goes."""
+    def repeated(epsilon: float, count: int, **accounting: float) -> dict[str, object]:
+        return _numerical({"repeat": {"count": count, "mechanism": {"pure_dp": {
+            "epsilon": epsilon}}}}, **accounting)
+
+    coarse = privspec.evaluate(repeated(1e-6, 10**7))
+    assert "accounting/coarse-release" in {w.code for w in coarse.warnings}
+    fine = privspec.evaluate(repeated(1e-3, 1000, discretization=1e-5))
+    assert "accounting/coarse-release" not in {w.code for w in fine.warnings}
+    assert fine.gdp.mu is not None and coarse.gdp.mu is not None

@@ -126,6 +126,9 @@ class Accounted:
     stages: tuple[StageAccount, ...]
     truncation: float  # the tail mass each composition may move to +∞
     exact_mu: float | None = None
+    #: (largest finite privacy loss, how often it runs) of each release other than the
+    #: exact Gaussian part: how many grid steps its losses span.
+    reach: tuple[tuple[float, int], ...] = ()
 
 
 def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
@@ -164,8 +167,10 @@ def account(spec: s.Spec) -> Accounted:
     if not total.releases:
         return Accounted(pmfs=(), stages=stages, truncation=0.0,
                          exact_mu=math.sqrt(total.gaussian_mu_squared))
+    reach = tuple((max((float(p.losses[-1]) for p in pmfs if p.losses.size), default=0.0), count)
+                  for pmfs, count in total.releases.values())
     return Accounted(pmfs=lowering.finish(total), stages=stages,
-                     truncation=lowering.truncation)
+                     truncation=lowering.truncation, reach=reach)
 
 
 #: Largest privacy loss privspec accounts: e^{−y} must stay a normal double for the

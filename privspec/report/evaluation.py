@@ -207,8 +207,10 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
                and numbers.regret <= model.report.regret_threshold))
 
 
-def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures) -> list[Caveat]:
-    """Every caveat that applies, in the order the report lists them."""
+def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
+             reach: tuple[tuple[float, int], ...] = ()) -> list[Caveat]:
+    """Every caveat that applies, in the order the report lists them (``reach``: each
+    release's largest privacy loss and how often it runs)."""
     numbers, accounting = figures.numbers, model.accounting
     finite = figures.mu is not None
     warnings: list[Caveat] = []
@@ -228,6 +230,14 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures) -> list[Cavea
     if finite and 0 < numbers.mu < COARSE_STEPS * accounting.discretization:
         warnings.append(caveat("accounting/coarse-discretization", mu=numbers.mu,
                                steps=COARSE_STEPS, discretization=accounting.discretization))
+    coarse = [(loss, count) for loss, count in reach
+              if count > 1 and 0 < loss < COARSE_STEPS * accounting.discretization]
+    if finite and coarse and not any(w.code == "accounting/coarse-discretization"
+                                     for w in warnings):
+        loss, count = min(coarse)
+        warnings.append(caveat("accounting/coarse-release", loss=loss, count=count,
+                               steps=round(loss / accounting.discretization),
+                               discretization=accounting.discretization))
     if not curve.certified:
         warnings.append(caveat("accounting/uncertified-composition"))
     if 0 < curve.infinity_mass <= figures.floor:
@@ -360,7 +370,7 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
-        warnings=_caveats(curve, model, figures),
+        warnings=_caveats(curve, model, figures, accounted.reach),
         spec_sha256=spec_sha256(model),
         spec_path=spec_path if spec_path is not None else path,
     )
