@@ -62,8 +62,22 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
                 or np.ndim(epsilon) == 0):
             return super().get_delta_for_epsilon(epsilon)
         epsilons = np.asarray(epsilon, dtype=float)
-        q, add = self.sampling_prob, self.adjacency_type == plm.AdjacencyType.ADD
         deltas = np.zeros_like(epsilons)
+        inverse, x = self._inverse(epsilons)
+        if self.sampling_prob < 1.0 and self.adjacency_type == plm.AdjacencyType.REMOVE:
+            deltas[~inverse] = -_portable(np.expm1, epsilons[~inverse])  # below the support
+        deltas[inverse] = (self.mu_upper_cdf(x)
+                           - _portable(np.exp, epsilons[inverse] + self.mu_lower_log_cdf(x)))
+        if not np.all(np.isfinite(deltas)):
+            # Past what double precision resolves (q within ~1e-12 of 1) the library's
+            # scalar loop raises; never let a NaN through: do exactly what it does.
+            return super().get_delta_for_epsilon(epsilon)
+        return np.clip(deltas, 0, 1)
+
+    def _inverse(self, epsilons: Any) -> tuple[Any, Any]:
+        """(which ε have a finite inverse privacy loss, x_ε there), as the library's
+        ``inverse_privacy_loss`` computes it for the add and remove pairs."""
+        q, add = self.sampling_prob, self.adjacency_type == plm.AdjacencyType.ADD
         if q == 1.0:
             inverse = np.ones(epsilons.shape, dtype=bool)
             base_loss = epsilons  # the privacy loss without subsampling
@@ -76,8 +90,6 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
             split = -math.log1p(-q) if add else math.log1p(-q)
             edge = -math.log(1 - q) if add else math.log(1 - q)
             inverse = epsilons < split if add else epsilons > split
-            if not add:
-                deltas[~inverse] = -_portable(np.expm1, epsilons[~inverse])
             inverted = epsilons[inverse]
             at_edge = np.abs(inverted - edge) <= 1e-9 * np.maximum(np.abs(inverted), abs(edge))
             b = -inverted if add else inverted
@@ -90,15 +102,7 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
             base_loss = np.empty_like(epsilons)
             base_loss[inverse] = -moved if add else moved
         x = -0.5 * self.sensitivity - base_loss[inverse] * self.variance / self.sensitivity
-        if add:
-            x = self.sensitivity + x
-        deltas[inverse] = (self.mu_upper_cdf(x)
-                           - _portable(np.exp, epsilons[inverse] + self.mu_lower_log_cdf(x)))
-        if not np.all(np.isfinite(deltas)):
-            # Past what double precision resolves (q within ~1e-12 of 1) the library's
-            # scalar loop raises; never let a NaN through: do exactly what it does.
-            return super().get_delta_for_epsilon(epsilon)
-        return np.clip(deltas, 0, 1)
+        return inverse, (self.sensitivity + x if add else x)
 
     def _survival(self, x: Any, upper: bool) -> Any:
         """Pr[X ≥ x] under μ_upper (``upper``) or μ_lower: for the remove pair μ_upper is
@@ -116,27 +120,10 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
         """g(ε) = δ(ε) − (1 − e^ε) = e^ε·Q(L ≤ ε) − P(L ≤ ε) (L ≤ ε ⇔ X ≥ x_ε: the loss
         falls as x grows), small where δ is near 1 and computed from the lower tails."""
         epsilons = np.asarray(epsilon, dtype=float)
-        q, add = self.sampling_prob, self.adjacency_type == plm.AdjacencyType.ADD
         gaps = np.zeros_like(epsilons)
-        if q == 1.0:
-            inside = np.ones(epsilons.shape, dtype=bool)
-            base_loss = epsilons
-        else:
-            split = -math.log1p(-q) if add else math.log1p(-q)
-            inside = epsilons < split if add else epsilons > split
-            if add:  # above the support: δ = 0, so g = e^ε − 1
-                gaps[~inside] = _portable(np.expm1, epsilons[~inside])
-            a, c = 1 / q, 1 - 1 / q
-            b = -epsilons[inside] if add else epsilons[inside]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                d = b + math.log(a)
-                moved = np.where(b == 0, math.log(a + c),
-                                 d + _portable(np.log1p, -_portable(np.exp, math.log(-c) - d)))
-            base_loss = np.empty_like(epsilons)
-            base_loss[inside] = -moved if add else moved
-        x = -0.5 * self.sensitivity - base_loss[inside] * self.variance / self.sensitivity
-        if add:
-            x = self.sensitivity + x
+        inside, x = self._inverse(epsilons)
+        if self.sampling_prob < 1.0 and self.adjacency_type == plm.AdjacencyType.ADD:
+            gaps[~inside] = _portable(np.expm1, epsilons[~inside])  # above: δ = 0, g = e^ε − 1
         with np.errstate(invalid="ignore"):
             gaps[inside] = (_portable(np.exp, epsilons[inside]) * self._survival(x, upper=False)
                             - self._survival(x, upper=True))
