@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.fft
@@ -48,6 +48,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_module
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
+T = TypeVar("T")
 #: Rounding per FFT stage, in units of u times the transform's ℓ1 input norm.
 _FFT_STAGE_ERROR = 6.0
 #: Relative error aimed at for every composed probability.
@@ -278,19 +279,33 @@ def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass:
     return log_estimate, log_error, error / max(float(tilted.max()), 1e-300)
 
 
+def _power(base: T, count: int, convolve: Callable[[T, T], T | None]) -> T | None:
+    """``base`` convolved with itself ``count`` ≥ 1 times, by repeated squaring (None as
+    soon as ``convolve`` gives up)."""
+    power: T | None = None
+    step: T | None = base
+    while count:
+        assert step is not None
+        if count & 1:
+            power = step if power is None else convolve(power, step)
+            if power is None:
+                return None
+        count >>= 1
+        if count:
+            step = convolve(step, step)
+            if step is None:
+                return None
+    return power
+
+
 def _direct(lattice: _Lattice) -> tuple[FloatArray, float]:
     """The composition by direct convolution (repeated squaring): sums of non-negative
     products, each within (terms)·u of its exact value."""
     result = np.ones(1)
     terms = 1
     for part in lattice.parts:
-        power, base, count = np.ones(1), part.probs, part.count
-        while count:
-            if count & 1:
-                power = np.convolve(power, base)
-            count >>= 1
-            if count:
-                base = np.convolve(base, base)
+        power = _power(part.probs, part.count, np.convolve)
+        assert power is not None
         result = np.convolve(result, power)
         terms = max(terms, result.size)
     return result, 4 * _U * terms * (lattice.steps + 1)
@@ -340,22 +355,8 @@ def _sparse_direct(lattice: _Lattice) -> tuple[FloatArray, float] | None:
 
     for part in lattice.parts:
         atoms = np.flatnonzero(part.probs > 0)
-        base: tuple[np.ndarray, FloatArray, float] | None = (atoms, part.probs[atoms], 0.0)
-        power: tuple[np.ndarray, FloatArray, float] | None = None
-        count = part.count
-        while count:
-            assert base is not None
-            if count & 1:
-                power = base if power is None else convolve(power, base)
-                if power is None:
-                    return None
-            count >>= 1
-            if count:
-                base = convolve(base, base)
-                if base is None:
-                    return None
-        assert power is not None
-        composed = convolve(result, power)
+        power = _power((atoms, part.probs[atoms], 0.0), part.count, convolve)
+        composed = None if power is None else convolve(result, power)
         if composed is None:
             return None
         result = composed
@@ -432,10 +433,9 @@ def accountant_compose(factors: Sequence[tuple[LossPMF, int]], discretization: f
 
 def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
                         truncation: float) -> LossPMF:
-    """``accountant_compose`` as a LossPMF, for PMFs whose tilted composition is not
-    resolved (combs of widely spaced losses, as discrete noise gives at fine h).  Its
-    tail values carry no relative error bound: ``certified`` is False and the report
-    says so."""
+    """``accountant_compose`` as a LossPMF, for a composition that no tilt resolves to
+    ``MAX_RELATIVE_ERROR``.  Its tail values carry no relative error bound:
+    ``certified`` is False and the report says so."""
     pmf = accountant_compose(factors, h, truncation)
     (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(pmf))
     return dataclasses.replace(composed, certified=False)
