@@ -31,6 +31,7 @@ from privspec.numerics.portable_pld import (
 )
 from privspec.spec import events as ev
 from privspec.spec import models as s
+from privspec.spec.kinds import KINDS
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
@@ -65,9 +66,20 @@ def tail_mass_truncation(spec: s.Spec) -> float:
     operations = 2
     for _, kind, fields in s.walk(spec.mechanism):
         operations += 1
-        if kind == "compose":  # a repeated stage self-composes, at any depth
+        if KINDS[kind].nesting == "stages":  # a repeated stage self-composes, at any depth
             operations += sum(stage.repeat > 1 for stage in fields)
     return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
+
+
+def _lowering(spec: s.Spec) -> _Lowering:
+    """The lowering of ``spec``: its relation, discretization and truncation."""
+    return _Lowering(spec.neighbouring, spec.accounting.discretization,
+                     tail_mass_truncation(spec))
+
+
+def _largest_loss(pmfs: tuple[LossPMF, ...]) -> float:
+    """The largest finite privacy loss of a release (0 when it has none)."""
+    return max((float(p.losses[-1]) for p in pmfs if p.losses.size), default=0.0)
 
 
 #: One release's PMFs (one if symmetric, else remove and add) and how often it runs.
@@ -134,8 +146,7 @@ class Accounted:
 def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
     """The composed PMFs of the whole mechanism under the spec's relation (also for a
     mechanism that is exactly μ-GDP: the PMFs of its Gaussian)."""
-    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
-                         tail_mass_truncation(spec))
+    lowering = _lowering(spec)
     return lowering.finish(lowering.lower(s.event_of(spec.mechanism)))
 
 
@@ -146,8 +157,7 @@ def account(spec: s.Spec) -> Accounted:
     so reporting what each stage adds costs no extra lowering.  Plain Gaussian releases
     only: μ = √Σ(Δᵢ/σᵢ)² exactly (Dong, Roth & Su, Cor. 3.3), and no PMF is built.
     """
-    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
-                         tail_mass_truncation(spec))
+    lowering = _lowering(spec)
     root = s.event_of(spec.mechanism)
     accounts: dict[tuple[ev.Event, int], StageAccount] = {}
     if isinstance(root, ev.ComposedEvent):
@@ -167,8 +177,7 @@ def account(spec: s.Spec) -> Accounted:
     if not total.releases:
         return Accounted(pmfs=(), stages=stages, truncation=0.0,
                          exact_mu=math.sqrt(total.gaussian_mu_squared))
-    reach = tuple((max((float(p.losses[-1]) for p in pmfs if p.losses.size), default=0.0), count)
-                  for pmfs, count in total.releases.values())
+    reach = tuple((_largest_loss(pmfs), count) for pmfs, count in total.releases.values())
     return Accounted(pmfs=lowering.finish(total), stages=stages,
                      truncation=lowering.truncation, reach=reach)
 
@@ -232,8 +241,7 @@ class _Lowering:
     def _release(pld: PLD) -> _Lowered:
         """One release given by a dp-accounting PLD."""
         pmfs = pmfs_from_pld(pld)
-        largest = max((float(p.losses[-1]) for p in pmfs if p.losses.size), default=0.0)
-        _refuse_loss_above_range(largest)
+        _refuse_loss_above_range(_largest_loss(pmfs))
         return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
     def lower(self, event: ev.Event) -> _Lowered:

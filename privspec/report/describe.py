@@ -74,12 +74,10 @@ def summarize_mechanism(spec: s.Spec, stage_mus: list[float | None] | None = Non
 
 
 def noun_for(spec: s.Spec) -> str:
-    """What the report calls the mechanism: 'training run', 'pipeline', 'survey' or 'release'."""
-    kinds = {kind for _, kind, _ in s.walk(spec.mechanism)}
-    if spec.mechanism.kind == "dpsgd":
-        return "training run"
-    if spec.mechanism.kind == "compose" and "dpsgd" in kinds:
+    """What the report calls the mechanism: its kind's noun ('training run', 'survey'),
+    'pipeline' for stages that include a training run, or 'release'."""
+    root = KINDS[spec.mechanism.kind]
+    nouns = {KINDS[kind].noun for _, kind, _ in s.walk(spec.mechanism)}
+    if root.nesting == "stages" and "training run" in nouns:
         return "pipeline"
-    if spec.mechanism.kind == "randomized_response":
-        return "survey"
-    return "release"
+    return root.noun or "release"

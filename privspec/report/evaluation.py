@@ -121,10 +121,10 @@ LARGEST_FLOOR = 1e-3
 
 def _raised_floor(curve: TradeoffCurve, spec: Spec) -> float | None:
     """The smallest power of ten that the accounting can meet as a floor, when the one
-    asked for cannot be and the mechanism itself has no unbounded loss (only an
-    ``approximate_dp`` release with δ > 0 has: then no finite μ is the true answer,
-    seed 000, Prop. 6.2).  None when not needed or not possible."""
-    if any(kind == "approximate_dp" and fields.delta > 0 for _, kind, fields in walk(spec.mechanism)):
+    asked for cannot be and no release of the mechanism ``leaks`` (an (ε, δ) release's δ
+    is true mass at +∞: then no finite μ is the true answer, seed 000, Prop. 6.2).
+    None when not needed or not possible."""
+    if any(KINDS[kind].leaks for _, kind, _ in walk(spec.mechanism)):
         return None
     floor = fmt.power_of_ten_above(curve.tail_mass_at_zero)
     return floor if spec.accounting.floor < floor <= LARGEST_FLOOR else None

@@ -45,7 +45,10 @@ class Kind:
     ``additive``: one noise-adding release, which sampling may wrap;
     ``bounded_loss``: its privacy loss is bounded, so a mechanism built from such
     kinds can be pure DP; ``sampling``: the sampling scheme the kind applies;
-    ``replace_one_only``: why it is accounted only under replace-one neighbours.
+    ``replace_one_only``: why it is accounted only under replace-one neighbours;
+    ``noun``: what a report calls a mechanism of this kind ("release" when None);
+    ``leaks``: it may reveal a record outright (an (ε, δ) release's δ), mass at +∞ that
+    no floor τ may absorb (seed 000, Prop. 6.2).
     """
 
     name: str
@@ -58,6 +61,8 @@ class Kind:
     bounded_loss: bool = False
     sampling: Literal["poisson", "fixed-size"] | None = None
     replace_one_only: str | None = None
+    noun: str | None = None
+    leaks: bool = False
 
     @property
     def model(self) -> type[BaseModel] | None:

@@ -32,4 +32,4 @@ def describe(block: ApproximateDP, words: Words) -> str:
             f"δ = {words.given(block.delta)}")
 
 
-KIND = Kind("approximate_dp", 70, ApproximateDP, event, describe)
+KIND = Kind("approximate_dp", 70, ApproximateDP, event, describe, leaks=True)

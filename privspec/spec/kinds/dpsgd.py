@@ -59,4 +59,4 @@ def describe(block: DPSGD, words: Words) -> str:
             f"noise multiplier {words.num(block.noise_multiplier)}")
 
 
-KIND = Kind("dpsgd", 110, DPSGD, event, describe)
+KIND = Kind("dpsgd", 110, DPSGD, event, describe, noun="training run")

@@ -68,4 +68,4 @@ def describe(block: RandomizedResponse, words: Words) -> str:
 
 KIND = Kind("randomized_response", 50, RandomizedResponse, event, describe, bounded_loss=True,
             replace_one_only="randomized response protects one respondent's answer and is "
-            "accounted under 'neighbouring: replace-one'")
+            "accounted under 'neighbouring: replace-one'", noun="survey")
