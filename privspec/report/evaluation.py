@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -251,15 +252,50 @@ def _no_mu_reason(figures: _Figures) -> str | None:
             else no_finite_mu_reason(infinity=figures.infinity, floor=figures.floor))
 
 
+def _sample_alphas(alpha_star: float, options: ReportOptions,
+                   breakpoints: tuple[float, ...] = ()) -> list[float]:
+    """Where the report samples the curve: the figures' α's, the table's α's, α* (where
+    β = α) and, for a curve with few kinks, its breakpoints."""
+    extra = (alpha_star, *options.alphas, *breakpoints)
+    return sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)})
+
+
 def _curve_sample(curve: TradeoffCurve, options: ReportOptions) -> list[CurvePoint]:
-    """The curve at the figures' α's, the table's α's, α* and (for a curve with few
-    kinks) its breakpoints, exactly."""
-    extra = [curve.alpha_star, *options.alphas]  # β(α*) = α*: the same point
-    if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS:
-        extra += curve.alpha.tolist()
-    sample = np.asarray(sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)}))
+    """The curve at ``_sample_alphas``, exactly."""
+    kinks = tuple(curve.alpha.tolist()) if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS else ()
+    sample = np.asarray(_sample_alphas(curve.alpha_star, options, kinks))
     return [CurvePoint(alpha=float(a), beta=float(b), tpr=float(t))
             for a, b, t in zip(sample, curve.beta_at(sample), curve.tpr_at(sample), strict=True)]
+
+
+def _epsilons(model: Spec, epsilons_at: Callable[[list[float]], list[float]],
+              pure_epsilon: float | None) -> tuple[list[EpsilonAtDelta], PublishedComparison | None]:
+    """ε at the report's δ's (None where infinite), and the published claim beside ours
+    (ε at its δ, or the pure-DP ε for δ = 0); ``epsilons_at`` computes ε for a list of δ's."""
+    published = model.published
+    asked = sorted({*model.report.deltas, *([published.delta] if published else [])} - {0})
+    epsilon_at = dict(zip(asked, epsilons_at(asked), strict=True))
+    epsilons = [EpsilonAtDelta(delta=delta, epsilon=epsilon_at[delta]
+                               if math.isfinite(epsilon_at[delta]) else None)
+                for delta in model.report.deltas]
+    if published is None:
+        return epsilons, None
+    ours = pure_epsilon if published.delta == 0 else epsilon_at[published.delta]
+    return epsilons, PublishedComparison(
+        epsilon=published.epsilon, delta=published.delta, source=published.source,
+        epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
+
+
+def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str | None,
+            **figures: Any) -> Report:
+    """A Report: the spec's own fields, and ``figures`` (gdp, tables, accounting…)."""
+    return Report(
+        title=model.title, description=model.description, unit=model.unit,
+        neighbouring=model.neighbouring,
+        mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
+        spec_sha256=spec_sha256(model),
+        spec_path=spec_path if spec_path is not None else path,
+        **figures)
 
 
 def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | None,
@@ -270,44 +306,33 @@ def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | N
     δ_μ(ε) = δ; nothing is discretized, at any μ."""
     options = model.report
     alpha_star = float(ndtr(-mu / 2))
-    points = sorted({*CURVE_SAMPLE_ALPHAS, *options.alphas, alpha_star})
     table = sorted({*options.alphas, alpha_star})
     rows = [TradeoffRow(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
                         tpr=float(gaussian_tpr(a, mu)), beta_gdp=float(gaussian_tradeoff(a, mu)),
                         tpr_gdp=float(gaussian_tpr(a, mu)), is_alpha_star=a == alpha_star)
             for a in table]
-    epsilon_at = {d: epsilon_from_mu_delta(mu, d) for d in
-                  {*options.deltas, *([model.published.delta] if model.published else [])} - {0}}
-    published = None
-    if model.published is not None:
-        claim = model.published
-        published = PublishedComparison(
-            epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
-            epsilon_privspec=epsilon_at[claim.delta] if claim.delta > 0 else None)
-    versions = _versions()
-    return Report(
-        title=model.title, description=model.description, unit=model.unit,
-        neighbouring=model.neighbouring,
-        mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
+    epsilons, published = _epsilons(
+        model, lambda deltas: [epsilon_from_mu_delta(mu, d) for d in deltas], None)
+    return _report(
+        model, accounted, path, spec_path,
         gdp=GDP(mu=mu, no_finite_mu_reason=None, regret=0.0,
                 regret_resolution=fmt.REGRET_RESOLUTION,
                 regret_threshold=options.regret_threshold, tier=1,
                 advantage=float(1 - 2 * ndtr(-mu / 2)), alpha_star=alpha_star,
                 mass_at_infinity=0.0),
         tradeoff=rows,
-        epsilons=[EpsilonAtDelta(delta=d, epsilon=epsilon_at[d]) for d in options.deltas],
+        epsilons=epsilons,
         pure_epsilon=None,
         published=published,
         curve=[CurvePoint(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
-                          tpr=float(gaussian_tpr(a, mu))) for a in points],
+                          tpr=float(gaussian_tpr(a, mu)))
+               for a in _sample_alphas(alpha_star, options)],
         accounting=Accounting(
             method="closed form: plain Gaussian releases compose to exactly μ-GDP with "
                    "μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su 2022, Cor. 3.3)",
             discretization=model.accounting.discretization, floor=model.accounting.floor,
-            tail_mass_truncation=0.0, relative_error=0.0, versions=versions),
+            tail_mass_truncation=0.0, relative_error=0.0, versions=_versions()),
         warnings=[],
-        spec_sha256=spec_sha256(model),
-        spec_path=spec_path if spec_path is not None else path,
     )
 
 
@@ -321,27 +346,12 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
     figures = _figures(curve, model)
     numbers = figures.numbers
 
-    asked = sorted({*options.deltas, *([model.published.delta] if model.published else [])} - {0})
-    epsilon_at = dict(zip(asked, epsilons_for_deltas(curve.points, asked), strict=True))
-    epsilons = [EpsilonAtDelta(delta=delta, epsilon=epsilon_at[delta]
-                               if math.isfinite(epsilon_at[delta]) else None)
-                for delta in options.deltas]
     pure_epsilon = _pure_epsilon(curve, model)
-    published = None
-    if model.published is not None:
-        claim = model.published
-        ours = pure_epsilon if claim.delta == 0 else epsilon_at[claim.delta]
-        published = PublishedComparison(
-            epsilon=claim.epsilon, delta=claim.delta, source=claim.source,
-            epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
-
+    epsilons, published = _epsilons(
+        model, lambda deltas: epsilons_for_deltas(curve.points, deltas), pure_epsilon)
     versions = _versions()
-    return Report(
-        title=model.title,
-        description=model.description,
-        unit=model.unit,
-        neighbouring=model.neighbouring,
-        mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
+    return _report(
+        model, accounted, path, spec_path,
         gdp=GDP(
             mu=figures.mu,
             no_finite_mu_reason=_no_mu_reason(figures),
@@ -371,6 +381,4 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
             versions=versions,
         ),
         warnings=_caveats(curve, model, figures, accounted.reach),
-        spec_sha256=spec_sha256(model),
-        spec_path=spec_path if spec_path is not None else path,
     )
