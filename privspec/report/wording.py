@@ -8,27 +8,15 @@ each format escapes it.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import jinja2
-
-from privspec.report.filters import filters
 from privspec.report.model import Caveat
-
-
-@functools.cache
-def _environment() -> jinja2.Environment:
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("privspec.report", "templates"),
-        undefined=jinja2.StrictUndefined, autoescape=False)
-    environment.filters.update(filters("unicode"))
-    return environment
+from privspec.report.render import render_markdown
 
 
 def _sentence(template: str, values: dict[str, Any]) -> str:
     """A template rendered as one line (the templates wrap for readability)."""
-    return " ".join(_environment().get_template(template).render(**values).split())
+    return " ".join(render_markdown(template, **values).split())
 
 
 def caveat(code: str, **values: Any) -> Caveat:
