@@ -216,7 +216,7 @@ def test_reports_do_not_depend_on_the_cpus_vector_units(tmp_path: Path) -> None:
             assert other[path] == baseline[path], (setting, path)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(cuts=st.lists(st.integers(min_value=1, max_value=599), max_size=4, unique=True),
        repeat_last=st.booleans())
 def test_random_splits_give_the_same_figures(cuts: list[int], repeat_last: bool) -> None:
