@@ -190,7 +190,8 @@ def test_report_round_trips_and_is_deterministic(path: Path) -> None:
     first = privspec.evaluate(path)
     assert isinstance(first, Report)
     text = first.model_dump_json()
-    assert Report.model_validate_json(text) == first
+    # Caveats keep their numbers for LaTeX's wording only, outside the JSON layout.
+    assert Report.model_validate_json(text).model_dump_json() == text
     assert privspec.evaluate(path).model_dump_json() == text
 
 

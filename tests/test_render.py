@@ -347,3 +347,24 @@ def test_templates_ship_in_the_wheel() -> None:
         if template.is_file():
             relative = template.relative_to(ROOT / "privspec").as_posix()
             assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
+
+
+def test_latex_caveats_use_the_documents_notation() -> None:
+    """A caveat's numbers are worded by LaTeX's own filters (as in the rest of the PDF),
+    its words escaped; the JSON keeps the message only, and a report read back from JSON
+    still prints it."""
+    from privspec.report.wording import caveat
+
+    warning = caveat("accounting/floor", infinity=1e-15, floor=1e-12)
+    assert warning.message == ("The accountant's truncated tails leave a probability of at "
+                               "most 10⁻¹⁵ of unbounded loss; μ holds up to the additive "
+                               "floor τ = 10⁻¹² in the trade-off curve.")
+    report = FIXTURES["dpsgd-tier1"]().model_copy(update={"warnings": [warning]})
+    latex = render(report, "latex", variant="standalone")
+    assert (r"at most \ensuremath{10^{-15}} of unbounded loss; \ensuremath{\mu} holds up to "
+            r"the additive floor \ensuremath{\tau} = \ensuremath{10^{-12}} in") in latex
+    dumped = json.loads(report.model_dump_json())
+    assert dumped["warnings"] == [{"code": "accounting/floor", "message": warning.message}]
+    read_back = Report.model_validate_json(report.model_dump_json())
+    assert r"at most 10\ensuremath{^{-15}} of unbounded" in render(read_back, "latex",
+                                                                   variant="standalone")

@@ -219,7 +219,8 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
         warnings.append(caveat("accounting/floor-raised", asked=accounting.floor,
                                unresolved=curve.tail_mass_at_zero, floor=figures.floor))
     if not finite:
-        warnings.append(caveat("report/no-finite-mu", reason=_no_mu_reason(figures)))
+        warnings.append(caveat("report/no-finite-mu", infinity=figures.infinity,
+                                floor=figures.floor))
     elif not figures.tier1:
         warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
                                resolution=figures.regret_resolution,

@@ -123,6 +123,10 @@ class Caveat(_Frozen):
     code: str = Field(description="Stable code, e.g. 'report/gdp-poor-fit'.")
     message: str = Field(description="The caveat in words (plain text, from the template "
                          "text/caveats/<code>.txt.j2).")
+    values: dict[str, float | int | str] = Field(
+        default_factory=dict, exclude=True,
+        description="The numbers the sentence is built from, by name: each format words "
+                    "them in its own notation (not part of the JSON layout).")
 
 
 class Report(_Frozen):

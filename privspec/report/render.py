@@ -50,8 +50,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting
+from privspec.report.escaping import escape_latex
 from privspec.report.filters import filters
-from privspec.report.model import Report
+from privspec.report.model import Caveat, Report
 
 Format = Literal["markdown", "latex", "html", "json"]
 FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json")
@@ -219,7 +220,54 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
     environment.filters["code"] = _markdown_code
     environment.filters["comment"] = _comment
     environment.filters["deltakey"] = delta_key
+    if fmt == "latex":
+        environment.filters["caveat"] = latex_caveat
     return environment
+
+
+def caveat_template(code: str) -> str:
+    """The template that words the caveat ``code``: ``a/b`` -> ``text/caveats/a-b.txt.j2``."""
+    return f"text/caveats/{code.replace('/', '-')}.txt.j2"
+
+
+#: Filters whose output is notation (numbers), kept out of a LaTeX caveat's escaping.
+_NUMBER_FILTERS = ("mu", "epsilon", "delta", "advantage", "regret", "error_bound", "beta",
+                   "tpr", "given", "count")
+_SLOT = re.compile("\ue000([0-9]+)\ue001")
+
+
+def latex_caveat(warning: Caveat) -> str:
+    """A caveat in LaTeX: its sentence template rendered with LaTeX's number notation and
+    its words escaped, so that it reads like the rest of the document.  A caveat without
+    its numbers (a report read back from JSON) or without a template prints its message."""
+    if not warning.values:
+        return escape_latex(warning.message)
+    environment = _environment("markdown", None)
+    notation: list[str] = []
+    latex_filters = filters("latex")
+
+    def slot(name: str) -> Any:
+        def kept(*args: Any, **kwargs: Any) -> str:
+            notation.append(str(latex_filters[name](*args, **kwargs)))
+            return f"\ue000{len(notation) - 1}\ue001"
+
+        return kept
+
+    environment.filters.update({name: slot(name) for name in _NUMBER_FILTERS})
+    try:
+        text = environment.get_template(caveat_template(warning.code)).render(warning.values)
+    except jinja2.TemplateNotFound:
+        return escape_latex(warning.message)
+    pieces = _SLOT.split(" ".join(text.split()))
+    return "".join(notation[int(piece)] if index % 2 else _escape_latex_keeping_spaces(piece)
+                   for index, piece in enumerate(pieces))
+
+
+def _escape_latex_keeping_spaces(text: str) -> str:
+    """:func:`escape_latex` of a piece of a sentence, keeping the spaces at its ends."""
+    lead = " " if text[:1].isspace() else ""
+    trail = " " if text[-1:].isspace() and text.strip() else ""
+    return lead + escape_latex(text) + trail
 
 
 def render_markdown(template: str, **context: Any) -> str:
@@ -409,11 +457,13 @@ __all__ = [
     "VARIANTS",
     "Document",
     "RenderError",
+    "caveat_template",
     "default_command",
     "delta_key",
     "figure_label_for",
     "figure_paths",
     "label_for",
+    "latex_caveat",
     "macro_prefix_for",
     "render",
     "render_documents",

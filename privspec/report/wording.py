@@ -2,8 +2,9 @@
 
 A caveat is data (a stable code and its numbers); its sentence is a template,
 ``report/templates/text/caveats/<area>-<slug>.txt.j2``, rendered here with the numbers
-through the same conservative formatting as every report.  The message is plain text;
-each format escapes it.
+through the same conservative formatting as every report.  The message is plain text
+(Markdown and HTML escape it); LaTeX words the same template with its own notation
+(:func:`privspec.report.render.latex_caveat`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from privspec.report.model import Caveat
-from privspec.report.render import render_markdown
+from privspec.report.render import caveat_template, render_markdown
 
 
 def _sentence(template: str, values: dict[str, Any]) -> str:
@@ -21,8 +22,7 @@ def _sentence(template: str, values: dict[str, Any]) -> str:
 
 def caveat(code: str, **values: Any) -> Caveat:
     """The caveat ``code`` with its numbers and its sentence."""
-    template = f"text/caveats/{code.replace('/', '-')}.txt.j2"
-    return Caveat(code=code, message=_sentence(template, values))
+    return Caveat(code=code, message=_sentence(caveat_template(code), values), values=values)
 
 
 def no_finite_mu_reason(**values: Any) -> str:
