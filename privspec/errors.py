@@ -11,15 +11,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 
-class PrivspecError(Exception):
-    """Base of every error privspec raises on purpose; ``str(error)`` is written for the
-    user (one line per problem), so a caller can print it without a traceback."""
-
-
-class EvaluationError(PrivspecError):
-    """A valid spec that privspec cannot evaluate, with what to change."""
-
-
 class Code(StrEnum):
     """The ``area/slug`` code of a diagnostic."""
 
@@ -47,6 +38,34 @@ class Code(StrEnum):
     SPEC_UNKNOWN_KIND = "spec/unknown-kind"
     SPEC_CONFLICT = "spec/conflict"
     BUDGET_EXCEEDED = "budget/exceeded"
+    EVALUATION_REFUSED = "evaluation/refused"
+    EVALUATION_INTERNAL = "evaluation/internal"
+
+
+class PrivspecError(Exception):
+    """Base of every error privspec raises on purpose; ``str(error)`` is written for the
+    user (one line per problem), so a caller can print it without a traceback."""
+
+
+class EvaluationError(PrivspecError):
+    """A valid spec that privspec cannot evaluate, with what to change.
+
+    ``path`` is the spec path of the mechanism it concerns (``("mechanism", "compose",
+    1, "mechanism", "dpsgd")``), when known: the CLI prints it with its line and column.
+    """
+
+    code = Code.EVALUATION_REFUSED
+
+    def __init__(self, message: str, path: tuple[str | int, ...] | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class InternalError(EvaluationError):
+    """A failure of privspec itself on a valid spec (a bug): the message says so and asks
+    for the spec in a bug report; the cause keeps the traceback."""
+
+    code = Code.EVALUATION_INTERNAL
 
 
 #: What each code means, for the documentation.
@@ -77,6 +96,10 @@ CODE_MEANINGS: dict[Code, str] = {
     "cannot account",
     Code.BUDGET_EXCEEDED: "a limit of the spec's budget, or given to `privspec check`, is "
     "exceeded (GitHub annotations of `privspec check`)",
+    Code.EVALUATION_REFUSED: "a valid spec privspec will not evaluate as it stands (a cost or "
+    "a range it cannot compute), with what to change",
+    Code.EVALUATION_INTERNAL: "privspec itself failed on a valid spec: a bug, to be reported "
+    "with the spec (`--debug` shows the traceback)",
 }
 
 
@@ -86,4 +109,5 @@ def codes_markdown() -> str:
     return "\n".join(["| code | meaning |", "|---|---|", *rows])
 
 
-__all__ = ["CODE_MEANINGS", "Code", "EvaluationError", "PrivspecError", "codes_markdown"]
+__all__ = ["CODE_MEANINGS", "Code", "EvaluationError", "InternalError", "PrivspecError",
+           "codes_markdown"]

@@ -227,8 +227,10 @@ def test_an_evaluator_refusal_is_one_line_and_exit_2(
     before = sorted(Path().iterdir())
     assert main([command[0], LAPLACE, *command[1:]]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"privspec {command[0]}: error: {LAPLACE}: cannot evaluate: "
-                   "no accounting for this"]
+    assert err == [f"privspec {command[0]}: error: {LAPLACE}: cannot evaluate: privspec "
+                   "failed on this valid spec (ValueError: no accounting for this). This is "
+                   "a bug in privspec: please report it with the spec; --debug shows the "
+                   "traceback"]
     assert sorted(Path().iterdir()) == before
 
 

@@ -164,15 +164,51 @@ def _fail(command: str, message: str) -> typer.Exit:
     return typer.Exit(EXIT_CANNOT_RUN)
 
 
+#: Whether a failure of privspec itself prints its traceback (``--debug``).
+_DEBUG = {"traceback": False}
+
+
+@app.callback()
+def _options(debug: Annotated[bool, typer.Option(
+        "--debug", envvar="PRIVSPEC_DEBUG",
+        help="When privspec fails on a valid spec, also print the traceback (for a bug "
+             "report).")] = False) -> None:
+    """Turn a *.privspec.yaml mechanism description into an honest privacy report."""
+    _DEBUG["traceback"] = debug
+
+
 def _evaluate_or_exit(command: str, spec: Spec, label: str,
                       spec_path: str | None = None) -> Report:
-    """Evaluate ``spec``; the evaluator's refusal exits 2 with one line, no traceback."""
+    """Evaluate ``spec``; the evaluator's refusal exits 2 with one line, no traceback
+    (unless ``--debug``): ``FILE:LINE:COL: error: PATH: …`` when it names where in the
+    spec file the cause is written."""
+    from privspec.errors import EvaluationError
     from privspec.report.evaluation import evaluate as evaluate_spec
 
     try:
         return evaluate_spec(spec, spec_path=spec_path)
     except PrivspecError as error:
-        raise _fail(command, f"{label}: cannot evaluate: {error}") from None
+        if _DEBUG["traceback"] and error.__cause__ is not None:
+            import traceback
+
+            traceback.print_exception(error.__cause__, file=sys.stderr)
+        path = error.path if isinstance(error, EvaluationError) else None
+        if path is None:
+            raise _fail(command, f"{label}: cannot evaluate: {error}") from None
+        typer.echo(_located_refusal(label, spec_path, path, error), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+
+
+def _located_refusal(label: str, spec_path: str | None, path: tuple[str | int, ...],
+                     error: PrivspecError) -> str:
+    """One line in the diagnostics' form, at the line and column of ``path`` in the file."""
+    from privspec.errors import EvaluationError
+    from privspec.spec.loader import path_to_str, position_of
+
+    position = position_of(spec_path, path) if spec_path else None
+    where = f"{label}:{position[0]}:{position[1]}" if position else label
+    code = error.code if isinstance(error, EvaluationError) else ""
+    return f"{where}: error: {path_to_str(path)}: cannot evaluate: {error} [{code}]"
 
 
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:

@@ -19,7 +19,8 @@ import numpy as np
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
-from privspec.errors import EvaluationError
+from privspec.errors import EvaluationError, InternalError
+from privspec.numerics.bounds import NONE, Bound, bound_of
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
@@ -72,9 +73,14 @@ def tail_mass_truncation(spec: s.Spec) -> float:
 
 
 def _lowering(spec: s.Spec) -> _Lowering:
-    """The lowering of ``spec``: its relation, discretization and truncation."""
-    return _Lowering(spec.neighbouring, spec.accounting.discretization,
-                     tail_mass_truncation(spec))
+    """The lowering of ``spec``: its relation, discretization and truncation, and where
+    in the spec each event is written (for located refusals)."""
+    lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
+                         tail_mass_truncation(spec))
+    for path, kind, block in s.walk(spec.mechanism):
+        event = KINDS[kind].event(block, s.event_of)
+        lowering.paths.setdefault(event, ("mechanism", *path, kind))
+    return lowering
 
 
 def _largest_loss(pmfs: tuple[LossPMF, ...]) -> float:
@@ -116,6 +122,8 @@ class _Lowered:
         """``times`` runs of this: μ² and counts scale exactly."""
         out = _Lowered()
         out.add(self, times)
+        if out.gaussian_mu_squared > 0:
+            _gaussian_mu_squared(math.sqrt(out.gaussian_mu_squared), 1.0)  # still in range?
         return out
 
 
@@ -141,6 +149,8 @@ class Accounted:
     #: (largest finite privacy loss, how often it runs) of each release other than the
     #: exact Gaussian part: how many grid steps its losses span.
     reach: tuple[tuple[float, int], ...] = ()
+    #: Closed-form μ-GDP and ε-DP bounds of the whole mechanism, release by release.
+    bound: Bound = NONE
 
 
 def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
@@ -148,6 +158,11 @@ def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
     mechanism that is exactly μ-GDP: the PMFs of its Gaussian)."""
     lowering = _lowering(spec)
     return lowering.finish(lowering.lower(s.event_of(spec.mechanism)))
+
+
+def closed_form_bound(spec: s.Spec) -> Bound:
+    """The mechanism's closed-form μ-GDP and ε-DP bounds (``privspec.numerics.bounds``)."""
+    return bound_of(s.event_of(spec.mechanism), spec.neighbouring == "replace-one")
 
 
 def account(spec: s.Spec) -> Accounted:
@@ -159,6 +174,7 @@ def account(spec: s.Spec) -> Accounted:
     """
     lowering = _lowering(spec)
     root = s.event_of(spec.mechanism)
+    bound = bound_of(root, lowering.replace_one)
     accounts: dict[tuple[ev.Event, int], StageAccount] = {}
     if isinstance(root, ev.ComposedEvent):
         # Identical stages (same mechanism, same repeat) share their StageAccount; a
@@ -176,10 +192,17 @@ def account(spec: s.Spec) -> Accounted:
         total, stages = lowering.lower(root), ()
     if not total.releases:
         return Accounted(pmfs=(), stages=stages, truncation=0.0,
-                         exact_mu=math.sqrt(total.gaussian_mu_squared))
+                         exact_mu=math.sqrt(total.gaussian_mu_squared), bound=bound)
     reach = tuple((_largest_loss(pmfs), count) for pmfs, count in total.releases.values())
     return Accounted(pmfs=lowering.finish(total), stages=stages,
-                     truncation=lowering.truncation, reach=reach)
+                     truncation=lowering.truncation, reach=reach, bound=bound)
+
+
+def internal_failure(error: BaseException) -> str:
+    """The words of a failure that is privspec's own (a bug), with its original message."""
+    detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return (f"privspec failed on this valid spec ({detail}). This is a bug in privspec: "
+            "please report it with the spec; --debug shows the traceback")
 
 
 #: Largest privacy loss privspec accounts: e^{−y} must stay a normal double for the
@@ -198,6 +221,23 @@ def _refuse_loss_above_range(loss: float) -> None:
             "record outright: more noise (or a smaller ε) brings it within range")
 
 
+#: Largest μ of Gaussian releases privspec reports (μ² must stay a double).
+MAX_GAUSSIAN_MU = 1e150
+
+
+def _gaussian_mu_squared(shift: float, sigma: float, times: float = 1.0) -> float:
+    """μ² = times·(Δ/σ)² of Gaussian releases; refused (saying why) beyond ``MAX_GAUSSIAN_MU``."""
+    mu = shift / sigma if sigma > 0 else math.inf
+    squared = times * mu * mu if mu <= MAX_GAUSSIAN_MU else math.inf
+    if not squared <= MAX_GAUSSIAN_MU**2:
+        raise EvaluationError(
+            f"its Gaussian releases have μ = Δ/σ·√runs above {MAX_GAUSSIAN_MU:.0e} "
+            f"(Δ = {shift:g}, σ = {sigma:g}): an output that reveals the record outright, "
+            "beyond what double precision holds; more noise (a larger σ, or a smaller "
+            "sensitivity) brings it within range")
+    return squared
+
+
 class _Lowering:
     """Recursive lowering with one relation and one discretization interval."""
 
@@ -211,6 +251,8 @@ class _Lowering:
         # within it (dp-accounting's e⁻⁵⁰ where that is smaller).
         self.log_tail_mass = min(LOG_TAIL_MASS, math.log(truncation) - math.log(1e6))
         self._lowered: dict[ev.Event, _Lowered] = {}  # equal events are lowered once
+        #: The spec path of each event written in the spec: refusals name it.
+        self.paths: dict[ev.Event, tuple[str | int, ...]] = {}
 
     # -- composition -------------------------------------------------------
 
@@ -245,9 +287,22 @@ class _Lowering:
         return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
     def lower(self, event: ev.Event) -> _Lowered:
-        """The releases of ``event`` (equal events are lowered once)."""
+        """The releases of ``event`` (equal events are lowered once).  A failure is
+        located at the innermost mechanism of the spec that it happened in."""
         if event not in self._lowered:
-            self._lowered[event] = self._lower(event)
+            try:
+                self._lowered[event] = self._lower(event)
+            except EvaluationError as error:
+                if error.path is None:
+                    error.path = self.paths.get(event)
+                raise
+            except MemoryError:
+                raise EvaluationError(
+                    "ran out of memory building this release's privacy-loss distribution; "
+                    "a coarser accounting.discretization (e.g. 10 times the current "
+                    f"{self.h:g}) needs less", self.paths.get(event)) from None
+            except (ArithmeticError, ValueError, IndexError) as error:
+                raise InternalError(internal_failure(error), self.paths.get(event)) from error
         return self._lowered[event]
 
     def _lower(self, event: ev.Event) -> _Lowered:
@@ -266,7 +321,8 @@ class _Lowering:
                 return self._release(self._single(event.event, rate))
             return self._release(self._fixed_size(event.event, rate))
         if isinstance(event, ev.GaussianEvent):
-            return _Lowered(gaussian_mu_squared=(self._shift(event) / event.sigma) ** 2)
+            return _Lowered(gaussian_mu_squared=_gaussian_mu_squared(self._shift(event),
+                                                                     event.sigma))
         return self._release(self._single(event))
 
     # -- single releases ---------------------------------------------------

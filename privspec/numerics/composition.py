@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
@@ -45,6 +47,7 @@ import scipy.fft
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
+from privspec.numerics.cost import CostError, gib, memory_budget
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -373,6 +376,7 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
 
     ``truncation`` bounds the upper-tail mass moved to +∞.  The result's
     ``relative_error`` bounds the relative error of the sums the curve is made of.
+    Raises ``CostError`` before a composition estimated to exceed the memory budget.
     """
     factors = [(f, c) for f, c in factors if c > 0]
     if not factors:
@@ -402,6 +406,7 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
         if sparse is not None:
             probs, relative = sparse
         else:
+            _check_cost(lattice, truncation, memory_budget())
             try:
                 probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
             except CompositionError:
@@ -435,10 +440,39 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
                         truncation: float) -> LossPMF:
     """``accountant_compose`` as a LossPMF, for a composition that no tilt resolves to
     ``MAX_RELATIVE_ERROR``.  Its tail values carry no relative error bound:
-    ``certified`` is False and the report says so."""
+    ``certified`` is False and the report says so.  Its FFTs may span the whole support
+    (about 16 arrays of it), so that is the estimate held to the budget."""
+    width = sum(count * f.probs.size for f, count in factors)
+    estimate = 16 * 8.0 * width
+    if estimate > memory_budget():
+        raise CostError(f"composing the releases needs about {gib(estimate)}", estimate,
+                        estimate / memory_budget())
     pmf = accountant_compose(factors, h, truncation)
     (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(pmf))
     return dataclasses.replace(composed, certified=False)
+
+
+def estimated_memory(lattice: _Lattice, truncation: float) -> float:
+    """Peak bytes of the tilted composition, estimated before any FFT: each tilt's window
+    spans about 30 standard deviations of the composed loss (``_apply_tilt``) and holds a
+    spectrum per release plus about ten work arrays; the covered range keeps four more
+    (three times that again for FFT work space and temporaries, as measured)."""
+    spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
+    window = min(lattice.width + 1, 30 * spread)
+    top = min(lattice.width, lattice.tail_edge(math.log(truncation / 2), upper=True)[0])
+    zero = -(lattice.g * lattice.base + lattice.r) / lattice.g
+    covered = max(1.0, top - max(0.0, zero))
+    return 24.0 * (window * (len(lattice.parts) + 10) + 4 * covered)
+
+
+def _check_cost(lattice: _Lattice, truncation: float, budget: float) -> None:
+    """Raise ``CostError`` before a composition that would exceed the memory budget."""
+    estimate = estimated_memory(lattice, truncation)
+    if os.environ.get("PRIVSPEC_COST_TRACE"):
+        print(f"composition: estimated {estimate / 2**20:.0f} MiB", file=sys.stderr)
+    if estimate > budget:
+        raise CostError(f"composing the releases needs about {gib(estimate)}", estimate,
+                        estimate / budget)
 
 
 def _tilted(lattice: _Lattice, h: float, truncation: float, target: float

@@ -335,7 +335,10 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
     past = b <= a
     k = int(np.argmax(past))
-    if past[k]:  # k ≥ 1: the first vertex has α = 0 < β
+    if past[0]:  # β(0) = 0: the record is revealed outright (as far as doubles tell)
+        star = 0.0
+        a, b, t = a[:1], b[:1], t[:1]
+    elif past[k]:  # k ≥ 1: the first vertex has α = 0 < β
         g0, g1 = b[k - 1] - a[k - 1], b[k] - a[k]
         star = a[k - 1] + g0 / (g0 - g1) * (a[k] - a[k - 1]) if g0 > g1 else a[k - 1]
         a, b, t = a[:k], b[:k], t[:k]

@@ -33,7 +33,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from dp_accounting.pld import privacy_loss_mechanism as plm
 from scipy.special import ndtr
 
-from privspec.errors import EvaluationError
+from privspec.numerics.cost import BYTES_PER_GRID_POINT, CostError, gib, memory_budget
 
 
 def _portable(function: np.ufunc, values: Any) -> Any:
@@ -132,21 +132,18 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
 
 #: Most grid points a single release's PMF may have (each array of them is 8 bytes a
 #: point): beyond, privspec refuses rather than exhaust memory.
-MAX_GRID_POINTS = 50_000_000
-
-
 def check_grid(lower: int, upper: int, discretization: float) -> None:
-    """Refuse a privacy-loss grid [lower, upper]·h too large to hold, with what to change."""
+    """Raise ``CostError`` before building a privacy-loss grid [lower, upper]·h that would
+    take more than the memory budget."""
+    budget = memory_budget()
     points = upper - lower + 1
-    if points <= MAX_GRID_POINTS:
+    estimate = points * BYTES_PER_GRID_POINT
+    if estimate <= budget:
         return
-    raise EvaluationError(
-        f"a single release's privacy loss spans [{lower * discretization:.4g}, "
-        f"{upper * discretization:.4g}]: {points:,} points at discretization h = "
-        f"{discretization:g}, more than the {MAX_GRID_POINTS:,} privspec computes with "
-        "(about 400 MB an array). A release whose privacy loss reaches "
-        f"{upper * discretization:.3g} reveals almost everything about a record, and "
-        "privspec does not account it: more noise (or a smaller ε) brings it within range")
+    raise CostError(
+        f"one release's privacy loss spans [{lower * discretization:.4g}, "
+        f"{upper * discretization:.4g}]: {points:,} grid points at discretization "
+        f"h = {discretization:g}, about {gib(estimate)} to build", estimate, estimate / budget)
 
 
 def _connect_the_dots(loss: Any, discretization: float) -> Any:

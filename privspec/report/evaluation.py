@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -21,8 +22,16 @@ import numpy as np
 from scipy.special import ndtr
 
 from privspec import __version__
-from privspec.errors import EvaluationError, PrivspecError
-from privspec.numerics.accounting import Accounted, StageAccount, account
+from privspec.errors import EvaluationError, InternalError, PrivspecError
+from privspec.numerics import cost
+from privspec.numerics.accounting import (
+    Accounted,
+    StageAccount,
+    account,
+    closed_form_bound,
+    internal_failure,
+)
+from privspec.numerics.bounds import Bound
 from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
 from privspec.numerics.gdp import (
     GaussianSummary,
@@ -150,9 +159,8 @@ def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
     return [mus[id(stage)] for stage in accounted.stages]
 
 
-#: What the numerical stack raises when a valid spec is beyond what it can compute
-#: (overflow, arrays too large, a library's own refusal): reported as EvaluationError.
-_NUMERICAL_FAILURES = (ArithmeticError, MemoryError, ValueError, IndexError)
+#: What the numerical stack raises when it fails on a valid spec: a privspec bug.
+_NUMERICAL_FAILURES = (ArithmeticError, ValueError, IndexError, TypeError, KeyError)
 
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
@@ -164,11 +172,84 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
     """
     model, path = _as_spec(spec)
     try:
-        return _evaluate(model, path, spec_path)
+        with warnings.catch_warnings(), np.errstate(all="ignore"), \
+                cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30):
+            # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
+            # dp-accounting's RuntimeWarnings about them would only alarm the reader.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _within_budget(model, path, spec_path)
     except PrivspecError:
         raise
+    except MemoryError:
+        raise EvaluationError(
+            "ran out of memory composing the mechanism; a coarser accounting.discretization "
+            f"(e.g. 10 times the current {model.accounting.discretization:g}) needs less",
+            ("accounting", "discretization")) from None
     except _NUMERICAL_FAILURES as error:
-        raise EvaluationError(str(error) or type(error).__name__) from error
+        raise InternalError(internal_failure(error)) from error
+
+
+#: The share of ``accounting.memory_budget`` left to one computation (the rest holds
+#: Python, numpy, scipy and dp-accounting themselves).
+COMPUTATION_SHARE = 0.75
+#: Steps a coarser discretization is chosen from (times powers of ten).
+_NICE_STEPS = (1.0, 2.0, 5.0)
+#: The coarsest discretization the spec allows.
+COARSEST = 0.1
+
+
+def _coarser(h: float, factor: float) -> float:
+    """The smallest 1, 2 or 5 × 10ᵏ at least ``factor``·h (with a margin for the
+    estimate), so that the memory estimate fits."""
+    want = h * factor * 1.25
+    exponent = math.floor(math.log10(want))
+    for scale in (*_NICE_STEPS, 10.0):
+        step = scale * 10.0**exponent
+        if step >= want * (1 - 1e-12):
+            return float(f"{step:.1g}")
+    return want  # pragma: no cover - 10·10ᵏ ≥ want always
+
+
+def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Report:
+    """``_evaluate`` at the spec's discretization, or at a coarser one (still
+    pessimistic, looser, said in a caveat) when its cost estimate exceeds the memory
+    budget; the closed-form bound, or a refusal with the estimate, when none fits."""
+    asked, used = model.accounting.discretization, model
+    for _ in range(6):
+        try:
+            report = _evaluate(used, path, spec_path)
+            break
+        except cost.CostError as error:
+            h = _coarser(used.accounting.discretization, error.factor)
+            if h > COARSEST:
+                return _refuse_or_bound(model, path, spec_path, error)
+            used = used.model_copy(update={"accounting": used.accounting.model_copy(
+                update={"discretization": h})})
+    else:  # pragma: no cover - each pass coarsens by the estimate's factor
+        raise EvaluationError("no discretization fits the memory budget")
+    if used is model:
+        return report
+    why = caveat("accounting/coarsened", asked=asked, used=used.accounting.discretization,
+                 budget=model.accounting.memory_budget)
+    return report.model_copy(update={"spec_sha256": spec_sha256(model),
+                                     "warnings": [why, *report.warnings]})
+
+
+def _refuse_or_bound(model: Spec, path: str | None, spec_path: str | None,
+                     error: cost.CostError) -> Report:
+    """The closed-form bound's report when the mechanism has one (said in a caveat);
+    otherwise a refusal naming the estimate and what to change."""
+    bound = closed_form_bound(model)
+    if math.isfinite(bound.mu):
+        accounted = Accounted(pmfs=(), stages=(), truncation=0.0, bound=bound)
+        why = caveat("accounting/too-costly", budget=model.accounting.memory_budget)
+        return _gaussian_report(model, bound.mu, accounted, path, spec_path, [why])
+    budget = model.accounting.memory_budget
+    raise EvaluationError(
+        f"{error}, beyond the memory budget (accounting.memory_budget = {budget:g} GiB) "
+        f"even at the coarsest discretization h = {COARSEST:g}. More noise (privacy losses "
+        "this large reveal almost everything about a record), fewer distinct stages or a "
+        "larger budget brings it within reach", error.path or ("accounting", "memory_budget"))
 
 
 @dataclass(frozen=True)
@@ -299,21 +380,36 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
         **figures)
 
 
+#: The closed-form μ-GDP of plain Gaussian releases (exact) and the closed-form bound
+#: of any mechanism whose releases all have one (``privspec.numerics.bounds``).
+EXACT_GAUSSIAN_METHOD = ("closed form: plain Gaussian releases compose to exactly μ-GDP "
+                         "with μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su 2022, Cor. 3.3)")
+BOUND_METHOD = ("closed-form bound: each release is μᵢ-GDP (Gaussians Δ/σ, ε-DP releases "
+                "2Φ⁻¹(e^ε/(1 + e^ε)), sampling ignored), and μ² add up (Dong, Roth & Su "
+                "2022, Cor. 3.3)")
+#: The closed-form bound replaces a numerical μ it undercuts by more than this (relative):
+#: within it the numerical curve, which keeps the mechanism's own shape, is reported.
+BOUND_MARGIN = 1e-3
+
+
 def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | None,
-                     spec_path: str | None) -> Report:
-    """The report of a mechanism made only of plain Gaussian releases, in closed form:
-    its trade-off curve is exactly G_μ, μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), so
-    the regret is 0, α* = Φ(−μ/2), the best advantage 2Φ(μ/2) − 1 and ε(δ) solves
-    δ_μ(ε) = δ; nothing is discretized, at any μ."""
-    options = model.report
+                     spec_path: str | None, warnings: list[Caveat] | None = None) -> Report:
+    """A report whose trade-off curve is G_μ: exactly, for a mechanism made only of plain
+    Gaussian releases (``warnings`` None), or as the closed-form bound of every release
+    (``accounted.bound``; ``warnings`` say why).  Regret 0, α* = Φ(−μ/2), the best
+    advantage 2Φ(μ/2) − 1, and ε(δ) solves δ_μ(ε) = δ (or basic composition's ε, when
+    smaller); nothing is discretized, at any μ."""
+    options, bound = model.report, accounted.bound
     alpha_star = float(ndtr(-mu / 2))
     table = sorted({*options.alphas, alpha_star})
     rows = [TradeoffRow(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
                         tpr=float(gaussian_tpr(a, mu)), beta_gdp=float(gaussian_tradeoff(a, mu)),
                         tpr_gdp=float(gaussian_tpr(a, mu)), is_alpha_star=a == alpha_star)
             for a in table]
+    pure = bound.epsilon if warnings is not None and math.isfinite(bound.epsilon) else None
     epsilons, published = _epsilons(
-        model, lambda deltas: [epsilon_from_mu_delta(mu, d) for d in deltas], None)
+        model, lambda deltas: [min(epsilon_from_mu_delta(mu, d), bound.epsilon)
+                               for d in deltas], pure)
     return _report(
         model, accounted, path, spec_path,
         gdp=GDP(mu=mu, no_finite_mu_reason=None, regret=0.0,
@@ -323,18 +419,37 @@ def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | N
                 mass_at_infinity=0.0),
         tradeoff=rows,
         epsilons=epsilons,
-        pure_epsilon=None,
+        pure_epsilon=pure,
         published=published,
         curve=[CurvePoint(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
                           tpr=float(gaussian_tpr(a, mu)))
                for a in _sample_alphas(alpha_star, options)],
         accounting=Accounting(
-            method="closed form: plain Gaussian releases compose to exactly μ-GDP with "
-                   "μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su 2022, Cor. 3.3)",
+            method=EXACT_GAUSSIAN_METHOD if warnings is None else BOUND_METHOD,
             discretization=model.accounting.discretization, floor=model.accounting.floor,
             tail_mass_truncation=0.0, relative_error=0.0, versions=_versions()),
-        warnings=[],
+        warnings=warnings or [],
     )
+
+
+def _bound_epsilon(bound: Bound, delta: float) -> float:
+    """ε(δ) of the closed-form bounds: basic composition's ε, or μ-GDP's ε(δ)."""
+    mu_epsilon = epsilon_from_mu_delta(bound.mu, delta) if math.isfinite(bound.mu) else math.inf
+    return min(bound.epsilon, mu_epsilon)
+
+
+def _bound_report(model: Spec, accounted: Accounted, numerical_mu: float | None,
+                  path: str | None, spec_path: str | None) -> Report | None:
+    """The closed-form bound's report, when it undercuts the numerical μ (``None``: no
+    finite one) by more than ``BOUND_MARGIN``; None otherwise."""
+    mu = accounted.bound.mu
+    if not math.isfinite(mu) or (numerical_mu is not None
+                                 and mu >= numerical_mu * (1 - BOUND_MARGIN)):
+        return None
+    numbers = {} if numerical_mu is None else {"numerical": numerical_mu}
+    why = caveat("accounting/closed-form-bound", bound=mu,
+                 discretization=model.accounting.discretization, **numbers)
+    return _gaussian_report(model, mu, accounted, path, spec_path, [why])
 
 
 def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
@@ -346,10 +461,19 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
     curve = curve_from_pmfs(accounted.pmfs)
     figures = _figures(curve, model)
     numbers = figures.numbers
+    bounded = _bound_report(model, accounted, figures.mu, path, spec_path)
+    if bounded is not None:
+        return bounded
 
+    bound = accounted.bound
     pure_epsilon = _pure_epsilon(curve, model)
+    if pure_epsilon is not None:
+        pure_epsilon = min(pure_epsilon, bound.epsilon)
     epsilons, published = _epsilons(
-        model, lambda deltas: epsilons_for_deltas(curve.points, deltas), pure_epsilon)
+        model, lambda deltas: [min(numerical, _bound_epsilon(bound, d)) for d, numerical
+                               in zip(deltas, epsilons_for_deltas(curve.points, deltas),
+                                      strict=True)],
+        pure_epsilon)
     versions = _versions()
     return _report(
         model, accounted, path, spec_path,

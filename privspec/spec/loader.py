@@ -119,8 +119,24 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     return load_spec_text(text, filename)
 
 
+def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
+                ) -> tuple[int, int] | None:
+    """The 1-based (line, column) where ``path`` is written in a spec file (its key's,
+    else its value's); None when the file cannot be read or has no such path."""
+    try:
+        with open(filename, encoding="utf-8") as handle:
+            _, builder = read_text(handle.read(MAX_FILE_BYTES + 1), os.fspath(filename))
+    except (OSError, UnicodeDecodeError, SpecError):
+        return None
+    where = builder.positions.get(tuple(path))
+    if where is None:
+        return None
+    line, column = where.key or where.value
+    return line + 1, column + 1
+
+
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_text",
-           "load_yaml_text", "path_to_str"]
+           "load_yaml_text", "path_to_str", "position_of"]
 
 
 def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:

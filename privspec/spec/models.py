@@ -184,6 +184,13 @@ class AccountingOptions(_Strict):
         "10⁻³. Where the accounting cannot meet it, the report says so and uses the "
         "smallest power of ten it can meet.",
     )
+    memory_budget: Annotated[float, Field(ge=0.05, le=1024, allow_inf_nan=False)] = Field(
+        1.0,
+        description="Memory one computation may take, in GiB, estimated before it starts. "
+        "Above it the accounting uses a coarser discretization (as pessimistic, looser) "
+        "and the report says so; a mechanism that no allowed discretization fits is "
+        "refused with the estimate.",
+    )
 
 
 class PublishedClaim(_Strict):

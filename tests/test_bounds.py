@@ -1,0 +1,134 @@
+"""Closed-form bounds beside the numerical accounting (privspec.numerics.bounds), the
+memory budget and located refusals: extreme but valid specs end in a true report within
+the closed forms, or in one located line that says what to change."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import ndtri
+
+import privspec
+from privspec.cli import main
+from privspec.errors import EvaluationError
+from privspec.numerics.bounds import mu_of_pure_epsilon
+from privspec.numerics.gdp import gaussian_tradeoff
+
+
+def spec(mechanism: dict[str, object], relation: str = "add-or-remove",
+         **accounting: float) -> dict[str, object]:
+    data: dict[str, object] = {"privspec": 1, "title": "t", "unit": "one record",
+                               "neighbouring": relation, "mechanism": mechanism}
+    if accounting:
+        data["accounting"] = accounting
+    return data
+
+
+@given(st.floats(min_value=1e-9, max_value=700))
+def test_mu_of_pure_epsilon_is_the_symmetric_point_rounded_up(epsilon: float) -> None:
+    """G_μ passes through f_ε's kink α = β = 1/(1 + e^ε) (or just below it)."""
+    mu = mu_of_pure_epsilon(epsilon)
+    kink = math.exp(-epsilon) / (1 + math.exp(-epsilon))
+    if epsilon < 1e-3:  # ndtri near 1/2 loses digits: 2Φ⁻¹(1/2 + x) ≥ 2√(2π)·x
+        exact = math.sqrt(2 * math.pi) * math.tanh(epsilon / 2)
+        assert exact <= mu <= exact * (1 + 1e-6)
+    else:
+        exact = -2 * float(ndtri(kink))
+        assert exact <= mu <= exact * (1 + 1e-9)
+        assert gaussian_tradeoff(kink, mu) <= kink * (1 + 1e-9)
+
+
+def test_tiny_pure_epsilon_is_reported_in_closed_form() -> None:
+    """ε = 10⁻⁶ read μ = 3.5 × 10⁻⁵ on the 10⁻⁴ grid; exactly it is 1.2533 × 10⁻⁶."""
+    report = privspec.evaluate(spec({"pure_dp": {"epsilon": 1e-6}}))
+    assert report.gdp.mu == pytest.approx(math.sqrt(2 * math.pi) / 2 * 1e-6, rel=1e-9)
+    assert [w.code for w in report.warnings] == ["accounting/closed-form-bound"]
+    assert report.pure_epsilon == pytest.approx(1e-6)
+
+
+def test_many_tiny_pure_releases_obey_basic_and_gdp_composition() -> None:
+    """10⁷ runs of ε = 10⁻⁶: μ ≤ √(10⁷)·μ(10⁻⁶) and ε(δ) ≤ 10 (basic composition)."""
+    report = privspec.evaluate(spec({"repeat": {"count": 10_000_000,
+                                                "mechanism": {"pure_dp": {"epsilon": 1e-6}}}}))
+    assert report.gdp.mu is not None
+    assert report.gdp.mu <= math.sqrt(1e7) * mu_of_pure_epsilon(1e-6) * (1 + 1e-12)
+    assert all(e.epsilon is not None and e.epsilon <= 10 for e in report.epsilons)
+
+
+def test_sampling_near_one_is_never_worse_than_no_sampling() -> None:
+    """q = 0.999999 printed "no finite μ" (or μ = 33.4); √T/σ = 31.62 holds without any
+    amplification."""
+    report = privspec.evaluate(spec({"dpsgd": {"noise_multiplier": 1,
+                                               "sampling_rate": 0.999999, "steps": 1000}}))
+    assert report.gdp.mu is not None and report.gdp.mu <= math.sqrt(1000) * (1 + 1e-12)
+
+
+def test_a_costly_discretization_is_coarsened_and_said() -> None:
+    report = privspec.evaluate(spec({"laplace": {"epsilon": 650}}))
+    assert report.accounting.discretization > 1e-4
+    assert report.warnings[0].code == "accounting/coarsened"
+    assert report.gdp.mu is not None and report.gdp.mu <= mu_of_pure_epsilon(650)
+
+
+def test_beyond_any_budget_is_a_located_refusal(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "huge.privspec.yaml"
+    path.write_text("privspec: 1\ntitle: t\nunit: one record\nneighbouring: add-or-remove\n"
+                    "mechanism:\n  compose:\n    - mechanism:\n        gaussian: {sigma: 1}\n"
+                    "    - mechanism:\n        discrete_gaussian: {rho: 1000000}\n",
+                    encoding="utf-8")
+    assert main(["render", str(path), "-f", "json", "-o", str(tmp_path / "out.json")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{path}:10:9: error: mechanism.compose[1].mechanism."
+                           "discrete_gaussian: cannot evaluate: ")
+    assert "accounting.memory_budget = 1 GiB" in line and "More noise" in line
+    assert line.endswith("[evaluation/refused]")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_beyond_every_discretization_the_closed_form_bound_is_reported() -> None:
+    report = privspec.evaluate(spec({"poisson_sampled": {
+        "sampling_rate": 0.5, "mechanism": {"gaussian": {"sigma": 1e-4}}}}))
+    assert report.gdp.mu == pytest.approx(1e4)
+    assert [w.code for w in report.warnings] == ["accounting/too-costly"]
+
+
+@pytest.mark.parametrize("sensitivity", [1e300, 1e200])
+def test_gaussian_mu_beyond_double_precision_is_refused_in_words(sensitivity: float) -> None:
+    with pytest.raises(EvaluationError) as refused:
+        privspec.evaluate(spec({"gaussian": {"sigma": 1, "sensitivity": sensitivity}}))
+    assert refused.value.path == ("mechanism", "gaussian")
+    assert "more noise" in str(refused.value)
+
+
+def test_an_internal_failure_says_it_is_a_bug(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import privspec.numerics.accounting as accounting
+
+    def broken(*_: object, **__: object) -> None:
+        raise IndexError("index 0 is out of bounds for axis 0 with size 0")
+
+    monkeypatch.setattr(accounting, "laplace_pld", broken)
+    example = str(Path(__file__).resolve().parent.parent / "examples"
+                  / "laplace-counts.privspec.yaml")
+    assert main(["render", example, "-f", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "This is a bug in privspec: please report it with the spec" in err
+    assert "Traceback" not in err
+    assert main(["--debug", "render", example, "-f", "json"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+@settings(max_examples=10, deadline=None)
+@given(epsilon=st.floats(min_value=1e-9, max_value=5.0), count=st.integers(1, 10**7))
+def test_pure_compositions_stay_within_their_closed_forms(epsilon: float, count: int) -> None:
+    report = privspec.evaluate(spec({"repeat": {"count": count,
+                                                "mechanism": {"pure_dp": {"epsilon": epsilon}}}}))
+    assert report.gdp.mu is not None
+    assert report.gdp.mu <= math.sqrt(count) * mu_of_pure_epsilon(epsilon) * (1 + 1e-9)
+    for row in report.epsilons:
+        assert row.epsilon is not None and row.epsilon <= count * epsilon * (1 + 1e-9)
