@@ -132,3 +132,11 @@ def test_pure_compositions_stay_within_their_closed_forms(epsilon: float, count:
     assert report.gdp.mu <= math.sqrt(count) * mu_of_pure_epsilon(epsilon) * (1 + 1e-9)
     for row in report.epsilons:
         assert row.epsilon is not None and row.epsilon <= count * epsilon * (1 + 1e-9)
+
+
+def test_a_huge_discrete_gaussian_is_refused_in_seconds_with_its_reason() -> None:
+    """σ = 10⁶ took 28 s and 2.4 GB summing 24 million noise values."""
+    with pytest.raises(EvaluationError) as refused:
+        privspec.evaluate(spec({"discrete_gaussian": {"sigma": 1e6}}))
+    assert refused.value.path == ("mechanism", "discrete_gaussian")
+    assert "noise values to sum over" in str(refused.value)

@@ -280,6 +280,10 @@ class _PortableLaplaceLoss(plm.LaplacePrivacyLoss):  # type: ignore[misc]
         return np.asarray(deltas, dtype=np.float64)
 
 
+#: Largest number of noise values a discrete Gaussian release is summed over (about 2 s).
+MAX_DISCRETE_SUPPORT = 2_000_000
+
+
 def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: float) -> Any:
     """``from_discrete_gaussian_mechanism(sigma, sensitivity=…, value_discretization_interval=
     discretization, use_connect_dots=True)``, without subsampling: a symmetric PLD.
@@ -288,6 +292,13 @@ def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: flo
     points just below and above each of the mechanism's privacy losses, then the
     library's ``create_pmf_pessimistic_connect_dots``.
     """
+    support = 2 * math.ceil(12 * sigma) + 1  # about dp-accounting's truncation bound
+    if support > MAX_DISCRETE_SUPPORT:
+        raise CostError(
+            f"a discrete Gaussian of σ = {sigma:g} has about {support:,} noise values to sum "
+            f"over, more than the {MAX_DISCRETE_SUPPORT:,} privspec sums (time, not memory, "
+            f"is the limit); its μ is about Δ/σ = {sensitivity / sigma:.3g}", math.inf,
+            math.inf)
     loss = _PortableDiscreteGaussianLoss(sigma, sensitivity)
     bounds = loss.connect_dots_bounds()
     check_grid(math.floor(loss.privacy_loss(bounds.upper_x) / discretization),

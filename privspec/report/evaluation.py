@@ -220,7 +220,8 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
             report = _evaluate(used, path, spec_path)
             break
         except cost.CostError as error:
-            h = _coarser(used.accounting.discretization, error.factor)
+            h = (_coarser(used.accounting.discretization, error.factor)
+                 if math.isfinite(error.factor) else math.inf)  # inf: no grid helps
             if h > COARSEST:
                 return _refuse_or_bound(model, path, spec_path, error)
             used = used.model_copy(update={"accounting": used.accounting.model_copy(
@@ -244,9 +245,11 @@ def _refuse_or_bound(model: Spec, path: str | None, spec_path: str | None,
         accounted = Accounted(pmfs=(), stages=(), truncation=0.0, bound=bound)
         why = caveat("accounting/too-costly", budget=model.accounting.memory_budget)
         return _gaussian_report(model, bound.mu, accounted, path, spec_path, [why])
+    if not math.isfinite(error.factor):  # no discretization or budget helps: say why only
+        raise EvaluationError(str(error), error.path)
     budget = model.accounting.memory_budget
     raise EvaluationError(
-        f"{error}, beyond the memory budget (accounting.memory_budget = {budget:g} GiB) "
+        f"{error}; beyond the memory budget (accounting.memory_budget = {budget:g} GiB) "
         f"even at the coarsest discretization h = {COARSEST:g}. More noise (privacy losses "
         "this large reveal almost everything about a record), fewer distinct stages or a "
         "larger budget brings it within reach", error.path or ("accounting", "memory_budget"))
