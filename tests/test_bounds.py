@@ -140,3 +140,38 @@ def test_a_huge_discrete_gaussian_is_refused_in_seconds_with_its_reason() -> Non
         privspec.evaluate(spec({"discrete_gaussian": {"sigma": 1e6}}))
     assert refused.value.path == ("mechanism", "discrete_gaussian")
     assert "noise values to sum over" in str(refused.value)
+
+
+def test_many_distinct_stages_skip_their_own_mu_and_say_so() -> None:
+    stages = [{"mechanism": {"dpsgd": {"noise_multiplier": 1 + i / 100, "sampling_rate": 0.01,
+                                       "steps": 10}}} for i in range(40)]
+    report = privspec.evaluate(spec({"compose": stages}))
+    assert all(stage.mu is None for stage in report.mechanism.stages)
+    assert "report/stage-mu-skipped" in {w.code for w in report.warnings}
+    assert report.gdp.mu is not None
+
+
+def test_connect_the_dots_of_a_strong_gaussian_stays_finite() -> None:
+    """e^ε overflows far above a σ = 0.01 Gaussian's bulk; the masses there came out as
+    inf, and the composition refused the PLD as a bug."""
+    import numpy as np
+
+    from privspec.numerics import cost
+    from privspec.numerics.curve import pmfs_from_pld
+    from privspec.numerics.portable_pld import gaussian_pld
+
+    with cost.budget(4 * 2**30):
+        (pmf,) = pmfs_from_pld(gaussian_pld(0.01, discretization=5e-3))
+    assert np.all(np.isfinite(pmf.probs))
+    assert abs(float(pmf.probs.sum()) + pmf.infinity_mass - 1) < 1e-9
+
+
+def test_losses_beyond_double_precision_are_said_to_be_so() -> None:
+    """μ = 100 beside a discrete Gaussian: no finite μ, for the true reason (the losses,
+    not an unbounded tail below the floor)."""
+    report = privspec.evaluate(spec({"compose": [
+        {"mechanism": {"gaussian": {"sigma": 0.01}}},
+        {"mechanism": {"discrete_gaussian": {"sigma": 5}}}]}))
+    assert report.gdp.mu is None
+    assert report.gdp.no_finite_mu_reason is not None
+    assert "too large for double precision" in report.gdp.no_finite_mu_reason

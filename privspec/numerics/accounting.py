@@ -22,6 +22,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from privspec.errors import EvaluationError, InternalError
 from privspec.numerics.bounds import NONE, Bound, bound_of
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, hold
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
@@ -44,6 +45,10 @@ TAIL_MASS_TRUNCATION = 1e-15
 #: Relative error aimed at for a stage's own composition: it only gives the stage's μ,
 #: printed to three digits (any error reached is still added towards the attacker).
 STAGE_TARGET = 1e-4
+
+
+#: Most distinct top-level stages whose own μ is computed (one composition each).
+MAX_STAGE_ACCOUNTS = 32
 
 
 #: Sampling rates closer to 1 than this are accounted as 1 (no amplification).
@@ -130,7 +135,7 @@ class _Lowered:
 @dataclass(frozen=True)
 class StageAccount:
     """One top-level stage on its own: an exact μ when it is all plain Gaussians,
-    otherwise its composed PMFs."""
+    otherwise its composed PMFs (neither past ``MAX_STAGE_ACCOUNTS`` distinct stages)."""
 
     exact_mu: float | None
     pmfs: tuple[LossPMF, ...] | None
@@ -178,15 +183,18 @@ def account(spec: s.Spec) -> Accounted:
     accounts: dict[tuple[ev.Event, int], StageAccount] = {}
     if isinstance(root, ev.ComposedEvent):
         # Identical stages (same mechanism, same repeat) share their StageAccount; a
-        # single stage needs none (the report names what each of several stages adds).
+        # single stage needs none (the report names what each of several stages adds),
+        # and past MAX_STAGE_ACCOUNTS distinct stages their own compositions are skipped.
         total = _Lowered()
+        each = len(root.stages) > 1 and len(set(root.stages)) <= MAX_STAGE_ACCOUNTS
         for stage in root.stages:
             part = lowering.lower(stage[0]).repeated(stage[1])
             total.add(part)
             if stage not in accounts and len(root.stages) > 1:
                 accounts[stage] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
                                    if not part.releases
-                                   else StageAccount(None, lowering.finish(part, STAGE_TARGET)))
+                                   else StageAccount(None, lowering.finish(part, STAGE_TARGET)
+                                                     if each else None))
         stages = tuple(accounts[stage] for stage in root.stages) if accounts else ()
     else:
         total, stages = lowering.lower(root), ()
@@ -251,6 +259,7 @@ class _Lowering:
         # within it (dp-accounting's e⁻⁵⁰ where that is smaller).
         self.log_tail_mass = min(LOG_TAIL_MASS, math.log(truncation) - math.log(1e6))
         self._lowered: dict[ev.Event, _Lowered] = {}  # equal events are lowered once
+        self.built = 0  # distinct releases built so far
         #: The spec path of each event written in the spec: refusals name it.
         self.paths: dict[ev.Event, tuple[str | int, ...]] = {}
 
@@ -279,11 +288,14 @@ class _Lowering:
                     self.h, self.truncation, target)
             for d in range(directions))
 
-    @staticmethod
-    def _release(pld: PLD) -> _Lowered:
-        """One release given by a dp-accounting PLD."""
+    def _release(self, pld: PLD) -> _Lowered:
+        """One release given by a dp-accounting PLD.  All distinct releases are held
+        until they are composed: their memory counts against the budget together."""
         pmfs = pmfs_from_pld(pld)
         _refuse_loss_above_range(_largest_loss(pmfs))
+        self.built += 1
+        hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,
+             len(self.paths))
         return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
     def lower(self, event: ev.Event) -> _Lowered:

@@ -33,7 +33,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from dp_accounting.pld import privacy_loss_mechanism as plm
 from scipy.special import ndtr
 
-from privspec.numerics.cost import BYTES_PER_GRID_POINT, CostError, gib, memory_budget
+from privspec.numerics.cost import BYTES_PER_GRID_POINT, CostError, gib, held, memory_budget
 
 
 def _portable(function: np.ufunc, values: Any) -> Any:
@@ -124,26 +124,25 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
         inside, x = self._inverse(epsilons)
         if self.sampling_prob < 1.0 and self.adjacency_type == plm.AdjacencyType.ADD:
             gaps[~inside] = _portable(np.expm1, epsilons[~inside])  # above: δ = 0, g = e^ε − 1
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # e^ε beyond 709: inf, then nan
             gaps[inside] = (_portable(np.exp, epsilons[inside]) * self._survival(x, upper=False)
                             - self._survival(x, upper=True))
-        return np.where(np.isfinite(gaps), np.maximum(gaps, 0.0), 0.0)
+        # e^ε overflows far above the bulk (ε > 709): the gap is unknown there, not 0.
+        return np.where(np.isnan(gaps), np.inf, np.maximum(gaps, 0.0))
 
 
-#: Most grid points a single release's PMF may have (each array of them is 8 bytes a
-#: point): beyond, privspec refuses rather than exhaust memory.
 def check_grid(lower: int, upper: int, discretization: float) -> None:
     """Raise ``CostError`` before building a privacy-loss grid [lower, upper]·h that would
     take more than the memory budget."""
-    budget = memory_budget()
     points = upper - lower + 1
     estimate = points * BYTES_PER_GRID_POINT
-    if estimate <= budget:
+    if held() + estimate <= memory_budget():  # beside the releases built so far
         return
     raise CostError(
         f"one release's privacy loss spans [{lower * discretization:.4g}, "
         f"{upper * discretization:.4g}]: {points:,} grid points at discretization "
-        f"h = {discretization:g}, about {gib(estimate)} to build", estimate, estimate / budget)
+        f"h = {discretization:g}, about {gib(estimate)} to build", estimate,
+        (held() + estimate) / memory_budget())
 
 
 def _connect_the_dots(loss: Any, discretization: float) -> Any:
@@ -182,10 +181,15 @@ def _connect_the_dots_two_sided(loss: _GridGaussianLoss, discretization: float) 
             discretization, lower, upper, deltas)
     gaps = loss.gap(epsilons)
     grow, step = math.expm1(discretization), math.exp(discretization)
-    by_delta, by_gap = np.diff(deltas), np.diff(gaps)
+    by_delta = np.diff(deltas)
+    with np.errstate(invalid="ignore"):  # inf − inf far above the bulk, where δ is used
+        by_gap = np.diff(gaps)
     near_one = gaps < deltas  # where δ's own rounding would swamp the masses
-    probs = np.where(near_one[1:-1], (by_gap[1:] - by_gap[:-1] * step) / grow,
-                     (by_delta[1:] - by_delta[:-1] * step) / grow)
+    # (e^ε in the gap overflows for ε above about 709, far above the bulk: δ is used there.)
+    from_gap = near_one[1:-1] & np.isfinite(gaps[2:])
+    with np.errstate(invalid="ignore", over="ignore"):
+        probs = np.where(from_gap, (by_gap[1:] - by_gap[:-1] * step) / grow,
+                         (by_delta[1:] - by_delta[:-1] * step) / grow)
     first = (-gaps[0] + by_gap[0] / grow if near_one[0]
              else 1 - deltas[0] + by_delta[0] / grow)
     last = by_delta[-1] / math.expm1(-discretization)

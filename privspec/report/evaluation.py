@@ -25,6 +25,7 @@ from privspec import __version__
 from privspec.errors import EvaluationError, InternalError, PrivspecError
 from privspec.numerics import cost
 from privspec.numerics.accounting import (
+    MAX_STAGE_ACCOUNTS,
     Accounted,
     StageAccount,
     account,
@@ -140,6 +141,12 @@ def _raised_floor(curve: TradeoffCurve, spec: Spec) -> float | None:
     return floor if spec.accounting.floor < floor <= LARGEST_FLOOR else None
 
 
+def _stages_skipped(accounted: Accounted) -> int:
+    """How many distinct top-level stages have no μ of their own computed."""
+    return len({id(stage) for stage in accounted.stages
+                if stage.exact_mu is None and stage.pmfs is None})
+
+
 def _stage_mu(stage: StageAccount, floor: float) -> float | None:
     """μ of one top-level stage on its own (None when it has no finite μ)."""
     if stage.pmfs is None:
@@ -215,7 +222,10 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
     pessimistic, looser, said in a caveat) when its cost estimate exceeds the memory
     budget; the closed-form bound, or a refusal with the estimate, when none fits."""
     asked, used = model.accounting.discretization, model
-    for _ in range(6):
+    for attempt in range(6):
+        if attempt:
+            cost.release_memory()  # the abandoned attempt's (its traceback is gone now)
+            cost.reset_held()
         try:
             report = _evaluate(used, path, spec_path)
             break
@@ -293,9 +303,11 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
 
 
 def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
-             reach: tuple[tuple[float, int], ...] = ()) -> list[Caveat]:
+             reach: tuple[tuple[float, int], ...] = (), stages_skipped: int = 0
+             ) -> list[Caveat]:
     """Every caveat that applies, in the order the report lists them (``reach``: each
-    release's largest privacy loss and how often it runs)."""
+    release's largest privacy loss and how often it runs; ``stages_skipped``: how many
+    distinct stages' own μ was not computed)."""
     numbers, accounting = figures.numbers, model.accounting
     finite = figures.mu is not None
     warnings: list[Caveat] = []
@@ -326,6 +338,9 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
                                discretization=accounting.discretization))
     if not curve.certified:
         warnings.append(caveat("accounting/uncertified-composition"))
+    if stages_skipped:
+        warnings.append(caveat("report/stage-mu-skipped", stages=stages_skipped,
+                               most=MAX_STAGE_ACCOUNTS))
     if 0 < curve.infinity_mass <= figures.floor:
         warnings.append(caveat("accounting/floor", infinity=figures.infinity,
                                floor=figures.floor))
@@ -508,5 +523,5 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
-        warnings=_caveats(curve, model, figures, accounted.reach),
+        warnings=_caveats(curve, model, figures, accounted.reach, _stages_skipped(accounted)),
     )
