@@ -47,6 +47,7 @@ def test_tiny_pure_epsilon_is_reported_in_closed_form() -> None:
     report = privspec.evaluate(spec({"pure_dp": {"epsilon": 1e-6}}))
     assert report.gdp.mu == pytest.approx(math.sqrt(2 * math.pi) / 2 * 1e-6, rel=1e-9)
     assert [w.code for w in report.warnings] == ["accounting/closed-form-bound"]
+    assert report.gdp.bound
     assert report.pure_epsilon == pytest.approx(1e-6)
 
 

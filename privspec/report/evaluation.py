@@ -434,7 +434,7 @@ def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | N
                 regret_resolution=fmt.REGRET_RESOLUTION,
                 regret_threshold=options.regret_threshold, tier=1,
                 advantage=float(1 - 2 * ndtr(-mu / 2)), alpha_star=alpha_star,
-                mass_at_infinity=0.0),
+                mass_at_infinity=0.0, bound=warnings is not None),
         tradeoff=rows,
         epsilons=epsilons,
         pure_epsilon=pure,

@@ -77,6 +77,10 @@ class GDP(_Frozen):
     alpha_star: float = Field(description="FPR of the attack that achieves the best advantage.")
     mass_at_infinity: float = Field(
         description="Probability δ(∞) of an unbounded privacy loss (PLD mass at +∞).")
+    bound: bool = Field(
+        False, description="μ, the table and ε(δ) are a closed-form bound that holds release "
+        "by release, not the mechanism's own curve (which lies above G_μ): the numerical "
+        "accounting was looser or too costly; the caveats say which.")
 
 
 class TradeoffRow(_Frozen):
