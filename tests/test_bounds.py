@@ -176,3 +176,32 @@ def test_losses_beyond_double_precision_are_said_to_be_so() -> None:
     assert report.gdp.mu is None
     assert report.gdp.no_finite_mu_reason is not None
     assert "too large for double precision" in report.gdp.no_finite_mu_reason
+
+
+def test_progress_goes_to_a_hook_and_the_cli_line_only_to_a_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from privspec.numerics import progress
+
+    seen: list[tuple[str, float]] = []
+    with progress.reporting(lambda what, done: seen.append((what, done))):
+        privspec.evaluate(spec({"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004,
+                                          "steps": 10_000}}))
+    assert seen and all(0 <= done <= 1 for _, done in seen)
+    assert {what for what, _ in seen} >= {"composing", "building releases at h = 0.0001"}
+    example = str(Path(__file__).resolve().parent.parent / "examples"
+                  / "laplace-counts.privspec.yaml")
+    assert main(["render", example, "-f", "json"]) == 0  # stderr is not a terminal here
+    assert "privspec:" not in capsys.readouterr().err
+
+
+def test_the_memory_budget_on_the_command_line_keeps_the_specs_hash(tmp_path: Path) -> None:
+    example = str(Path(__file__).resolve().parent.parent / "examples"
+                  / "laplace-counts.privspec.yaml")
+    assert main(["--memory-budget", "0.05", "render", example, "-f", "json",
+                 "-o", str(tmp_path / "small.json")]) == 0
+    assert main(["render", example, "-f", "json", "-o", str(tmp_path / "default.json")]) == 0
+    import json
+
+    small = json.loads((tmp_path / "small.json").read_text(encoding="utf-8"))
+    default = json.loads((tmp_path / "default.json").read_text(encoding="utf-8"))
+    assert small["spec_sha256"] == default["spec_sha256"]

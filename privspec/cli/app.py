@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -164,17 +165,62 @@ def _fail(command: str, message: str) -> typer.Exit:
     return typer.Exit(EXIT_CANNOT_RUN)
 
 
-#: Whether a failure of privspec itself prints its traceback (``--debug``).
-_DEBUG = {"traceback": False}
+@dataclass
+class _GlobalOptions:
+    """The options given before the command (``privspec --debug render …``)."""
+
+    traceback: bool = False
+    quiet: bool = False
+    memory_budget: float | None = None
+
+
+_OPTIONS = _GlobalOptions()
 
 
 @app.callback()
-def _options(debug: Annotated[bool, typer.Option(
+def _options(
+    debug: Annotated[bool, typer.Option(
         "--debug", envvar="PRIVSPEC_DEBUG",
         help="When privspec fails on a valid spec, also print the traceback (for a bug "
-             "report).")] = False) -> None:
+             "report).")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", envvar="PRIVSPEC_QUIET",
+        help="No progress line on stderr (shown on a terminal once a computation has "
+             "run for 2 seconds).")] = False,
+    memory_budget: Annotated[float | None, typer.Option(
+        "--memory-budget", envvar="PRIVSPEC_MEMORY_BUDGET", min=0.05, max=1024,
+        help="Memory one computation may take, in GiB, for every spec (overrides their "
+             "accounting.memory_budget; default 1).", show_default=False)] = None,
+) -> None:
     """Turn a *.privspec.yaml mechanism description into an honest privacy report."""
-    _DEBUG["traceback"] = debug
+    _OPTIONS.traceback, _OPTIONS.quiet, _OPTIONS.memory_budget = debug, quiet, memory_budget
+
+
+class _ProgressLine:
+    """One line on stderr, rewritten in place, once a computation has run for 2 s."""
+
+    DELAY, INTERVAL = 2.0, 0.2
+
+    def __init__(self) -> None:
+        self.start = self.last = time.monotonic()
+        self.width = 0
+
+    def __call__(self, what: str, fraction: float) -> None:
+        now = time.monotonic()
+        if now - self.start < self.DELAY or now - self.last < self.INTERVAL:
+            return
+        self.last = now
+        line = f"privspec: {what} ({fraction:.0%}, {now - self.start:.0f} s)"
+        sys.stderr.write("\r" + line.ljust(self.width))
+        sys.stderr.flush()
+        self.width = len(line)
+
+    def close(self) -> None:
+        if self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+
+
 
 
 def _evaluate_or_exit(command: str, spec: Spec, label: str,
@@ -183,12 +229,16 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
     (unless ``--debug``): ``FILE:LINE:COL: error: PATH: …`` when it names where in the
     spec file the cause is written."""
     from privspec.errors import EvaluationError
+    from privspec.numerics import progress
     from privspec.report.evaluation import evaluate as evaluate_spec
 
+    line = _ProgressLine() if sys.stderr.isatty() and not _OPTIONS.quiet else None
     try:
-        return evaluate_spec(spec, spec_path=spec_path)
+        with progress.reporting(line):
+            return evaluate_spec(spec, spec_path=spec_path,
+                                 memory_budget=_OPTIONS.memory_budget)
     except PrivspecError as error:
-        if _DEBUG["traceback"] and error.__cause__ is not None:
+        if _OPTIONS.traceback and error.__cause__ is not None:
             import traceback
 
             traceback.print_exception(error.__cause__, file=sys.stderr)
@@ -197,6 +247,9 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
             raise _fail(command, f"{label}: cannot evaluate: {error}") from None
         typer.echo(_located_refusal(label, spec_path, path, error), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
+    finally:
+        if line is not None:
+            line.close()
 
 
 def _located_refusal(label: str, spec_path: str | None, path: tuple[str | int, ...],

@@ -20,6 +20,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec.errors import EvaluationError, InternalError
+from privspec.numerics import progress
 from privspec.numerics.bounds import NONE, Bound, bound_of
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.numerics.cost import HELD_BYTES_PER_POINT, hold
@@ -294,6 +295,7 @@ class _Lowering:
         pmfs = pmfs_from_pld(pld)
         _refuse_loss_above_range(_largest_loss(pmfs))
         self.built += 1
+        progress.step(f"building releases at h = {self.h:g}", self.built, len(self.paths))
         hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,
              len(self.paths))
         return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})

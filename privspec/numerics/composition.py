@@ -47,6 +47,7 @@ import scipy.fft
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
+from privspec.numerics import progress
 from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, gib, memory_budget
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
@@ -513,6 +514,7 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     need, aim = lo, 0.8  # aim: how many reachable standard deviations below a tilt's mean
     used: list[tuple[float, float]] = []  # (mean, variance) of the tilts applied
     for _ in range(60):
+        progress.step("composing", need - lo, hi - lo + 1)
         remaining = lattice.log_mass_above(need)
         if need > lo and remaining <= math.log(truncation / 2):
             # What is left fits in the truncation budget: to +∞ with it, rather than

@@ -171,20 +171,28 @@ _NUMERICAL_FAILURES = (ArithmeticError, ValueError, IndexError, TypeError, KeyEr
 
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
-             *, spec_path: str | None = None) -> Report:
+             *, spec_path: str | None = None, memory_budget: float | None = None) -> Report:
     """Evaluate a spec (model, dict or YAML path) into a frozen Report.
 
     An invalid spec raises ``SpecError`` (a dict is read like a file, with the same
     diagnostics); a valid one that cannot be evaluated raises ``EvaluationError``.
+    ``memory_budget`` (GiB) overrides the spec's ``accounting.memory_budget``.
     """
-    model, path = _as_spec(spec)
+    given, path = _as_spec(spec)
+    model = given
+    if memory_budget is not None:  # the report still names the spec as written
+        accounting = given.accounting.model_copy(update={"memory_budget": memory_budget})
+        model = given.model_copy(update={"accounting": accounting})
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), \
                 cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30):
             # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
-            return _within_budget(model, path, spec_path)
+            report = _within_budget(model, path, spec_path)
+            if model is given:
+                return report
+            return report.model_copy(update={"spec_sha256": spec_sha256(given)})
     except PrivspecError:
         raise
     except MemoryError:
