@@ -23,7 +23,7 @@ from privspec.errors import EvaluationError, InternalError
 from privspec.numerics import progress
 from privspec.numerics.bounds import NONE, Bound, bound_of
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, hold
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
@@ -311,10 +311,10 @@ class _Lowering:
                     error.path = self.paths.get(event)
                 raise
             except MemoryError:
-                raise EvaluationError(
-                    "ran out of memory building this release's privacy-loss distribution; "
-                    "a coarser accounting.discretization (e.g. 10 times the current "
-                    f"{self.h:g}) needs less", self.paths.get(event)) from None
+                # More than the estimates foresaw: a coarser grid needs less (said in
+                # the report), as for any other cost above the budget.
+                raise CostError("building this release ran out of memory", math.inf, 2.0,
+                                self.paths.get(event)) from None
             except (ArithmeticError, ValueError, IndexError) as error:
                 raise InternalError(internal_failure(error), self.paths.get(event)) from error
         return self._lowered[event]
@@ -412,6 +412,9 @@ class _Lowering:
                 event.scale, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
         if isinstance(event, ev.DiscreteGaussianEvent):
+            # Its smallest privacy loss at the largest outcome is at least Δ²/(2σ²).
+            ratio = event.sensitivity / event.sigma if event.sigma > 0 else math.inf
+            _refuse_loss_above_range(ratio * ratio / 2)
             if rate == 1.0:
                 return discrete_gaussian_pld(event.sigma, sensitivity=event.sensitivity,
                                              discretization=h)

@@ -79,8 +79,9 @@ class CostError(EvaluationError):
     """A computation estimated to need ``estimate`` bytes, above the budget; a
     discretization ``factor`` times coarser fits."""
 
-    def __init__(self, message: str, estimate: float, factor: float) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, estimate: float, factor: float,
+                 path: tuple[str | int, ...] | None = None) -> None:
+        super().__init__(message, path)
         self.estimate, self.factor = estimate, factor
 
 

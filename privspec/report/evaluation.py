@@ -7,6 +7,7 @@ most the threshold, Tier II otherwise (then the table is the guarantee).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -206,7 +207,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
 
 #: The share of ``accounting.memory_budget`` left to one computation (the rest holds
 #: Python, numpy, scipy and dp-accounting themselves).
-COMPUTATION_SHARE = 0.75
+COMPUTATION_SHARE = 0.6
 #: Steps a coarser discretization is chosen from (times powers of ten).
 _NICE_STEPS = (1.0, 2.0, 5.0)
 #: The coarsest discretization the spec allows.
@@ -237,11 +238,14 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
         try:
             report = _evaluate(used, path, spec_path)
             break
-        except cost.CostError as error:
-            h = (_coarser(used.accounting.discretization, error.factor)
-                 if math.isfinite(error.factor) else math.inf)  # inf: no grid helps
+        except (cost.CostError, MemoryError) as error:
+            # Out of memory beyond the estimates: a coarser grid needs less, likewise.
+            over = (error if isinstance(error, cost.CostError) else
+                    cost.CostError("composing the mechanism ran out of memory", math.inf, 2.0))
+            h = (_coarser(used.accounting.discretization, over.factor)
+                 if math.isfinite(over.factor) else math.inf)  # inf: no grid helps
             if h > COARSEST:
-                return _refuse_or_bound(model, path, spec_path, error)
+                return _refuse_or_bound(model, path, spec_path, over)
             used = used.model_copy(update={"accounting": used.accounting.model_copy(
                 update={"discretization": h})})
     else:  # pragma: no cover - each pass coarsens by the estimate's factor
@@ -490,6 +494,12 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
     bounded = _bound_report(model, accounted, figures.mu, path, spec_path)
     if bounded is not None:
         return bounded
+    if figures.mu is not None and accounted.bound.mu < figures.mu:
+        # Within BOUND_MARGIN above the closed form: μ is the closed form's (the regret,
+        # computed at the numerical μ, only overstates the misfit).
+        figures = dataclasses.replace(
+            figures, numbers=dataclasses.replace(figures.numbers, mu=accounted.bound.mu))
+        numbers = figures.numbers
 
     bound = accounted.bound
     pure_epsilon = _pure_epsilon(curve, model)
