@@ -73,7 +73,7 @@ def test_spec_from_dpsgd_options() -> None:
     ({"noise_multiplier": 1.0, "sampling_rate": 0.1},
      "give 'steps' or 'epochs' (how long training runs); none was given"),
     ({"noise_multiplier": 1.0, "batch_size": 500, "dataset_size": 100, "steps": 1},
-     "batch of 500 is larger than the dataset of 100 records"),
+     "a batch of 500 records is larger than the dataset of 100"),
     ({"noise_multiplier": 1.0, "sampling_rate": 0.1, "steps": 1, "budget": {"max_mu": 0}},
      "budget.max_mu: must be greater than 0"),
 ])

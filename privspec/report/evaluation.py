@@ -354,8 +354,9 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
         warnings.append(caveat("report/stage-mu-skipped", stages=stages_skipped,
                                most=MAX_STAGE_ACCOUNTS))
     if 0 < curve.infinity_mass <= figures.floor:
-        warnings.append(caveat("accounting/floor", infinity=figures.infinity,
-                               floor=figures.floor))
+        leaks = any(KINDS[kind].leaks for _, kind, _ in walk(model.mechanism))
+        warnings.append(caveat("report/delta-within-floor" if leaks else "accounting/floor",
+                               infinity=figures.infinity, floor=figures.floor))
     return warnings
 
 

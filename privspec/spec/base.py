@@ -19,6 +19,19 @@ MAX_DATASET_SIZE = 10**12
 
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Probability = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+#: Why a count is capped, and what to do instead (completes "more than the N …").
+REPETITIONS_REASON = (
+    "that one count may hold: beyond 10⁷ runs of one release the composition's error "
+    "bound grows past what privspec certifies. Check that it counts runs or steps, not "
+    "examples; for longer runs nest a `repeat` around a shorter stage, which "
+    "privspec may then report by a looser closed-form bound")
+
+
+def _readable(value: float) -> str:
+    """A user's number for a message: integers with thousands separators."""
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
 Count = Annotated[int, Field(ge=1, le=MAX_REPETITIONS)]
 DatasetSize = Annotated[int, Field(ge=1, le=MAX_DATASET_SIZE)]
 Epochs = Annotated[float, Field(gt=0, le=MAX_REPETITIONS, allow_inf_nan=False)]
@@ -95,8 +108,11 @@ def epoch_problems(epochs: float | None, batch_size: int | None,
                                  epochs))
     if (batch_size and dataset_size and batch_size <= dataset_size  # else: batch_problems
             and steps_from_epochs(epochs, batch_size, dataset_size) > MAX_REPETITIONS):
+        steps = steps_from_epochs(epochs, batch_size, dataset_size)
         problems.append(conflict(
-            "epochs", f"{epochs:g} epochs are more than {MAX_REPETITIONS:,} steps", epochs))
+            "epochs", f"{_readable(epochs)} epochs of {dataset_size:,} records in batches of "
+            f"{batch_size:,} are {steps:,} steps, more than the {MAX_REPETITIONS:,} "
+            f"{REPETITIONS_REASON}", epochs))
     return problems
 
 
@@ -105,8 +121,9 @@ def batch_problems(batch_size: int | None, dataset_size: int | None) -> list[Ini
     if batch_size is None or dataset_size is None or batch_size <= dataset_size:
         return []
     return [conflict("batch_size",
-                     f"batch of {batch_size} is larger than the dataset of {dataset_size} records",
-                     batch_size)]
+                     f"a batch of {batch_size:,} records is larger than the dataset of "
+                     f"{dataset_size:,}: batch_size is the expected number of records in one "
+                     "batch, at most dataset_size", batch_size)]
 
 
 class SamplingRate(_Strict):

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from privspec.errors import Code
+from privspec.spec.base import MAX_REPETITIONS, REPETITIONS_REASON
 from privspec.spec.diagnostics import Diagnostic
 from privspec.spec.models import (
     MECHANISM_KINDS,
@@ -127,8 +128,10 @@ def _suggest(word: str, choices: Iterable[str]) -> str | None:
 
 
 def _number(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    """A bound for a message: integers with thousands separators (10,000,000)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and \
+            float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
     return str(value)
 
 
@@ -229,8 +232,11 @@ def _number_message(problem: _Problem) -> tuple[Code, str] | None:
     kind, value, got = problem.kind, problem.value, problem.got
     if kind in _BOUNDS:
         words, key = _BOUNDS[kind]
+        bound = problem.ctx.get(key)
+        why = (f", the most {REPETITIONS_REASON}"
+               if kind == "less_than_equal" and bound == MAX_REPETITIONS else "")
         return (Code.SPEC_INVALID_VALUE,
-                f"must be {words} {_number(problem.ctx.get(key))} (got {got})")
+                f"must be {words} {_number(bound)} (got {got}){why}")
     if kind == "finite_number":
         return Code.SPEC_INVALID_VALUE, f"must be a finite number (got {got})"
     if kind in ("int_type", "int_parsing", "int_from_float"):

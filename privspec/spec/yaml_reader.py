@@ -39,6 +39,11 @@ from privspec.spec.models import (
 MAX_FILE_BYTES = 1_000_000
 #: Deepest nesting of mappings and lists accepted.
 MAX_DEPTH = 64
+#: Why: the reader's stack, not the accounting (which merges equal stages at any depth).
+TOO_DEEP = (f"nested more than {MAX_DEPTH} YAML levels deep (each nested mechanism takes "
+            "two, a `compose` stage three: about 20 nested stages): the reader stops there "
+            "to keep its stack bounded. Write the nesting flatter: a `repeat` count "
+            "multiplies, and the stages of nested `compose` lists can be listed in one")
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -106,8 +111,7 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                raise _ParseError(Code.YAML_TOO_DEEP, f"nested more than {MAX_DEPTH} levels deep",
-                                  line, column)
+                raise _ParseError(Code.YAML_TOO_DEEP, TOO_DEEP, line, column)
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
@@ -293,8 +297,7 @@ def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
     except yaml.YAMLError as error:
         return None, [_yaml_problem(error, text, filename)]
     except RecursionError:  # pragma: no cover - depth is capped before this
-        return None, [Diagnostic(filename, 1, 1, "", f"nested more than {MAX_DEPTH} levels deep",
-                                 Code.YAML_TOO_DEEP)]
+        return None, [Diagnostic(filename, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)]
     finally:
         loader.dispose()
 
