@@ -205,3 +205,19 @@ def test_the_memory_budget_on_the_command_line_keeps_the_specs_hash(tmp_path: Pa
     small = json.loads((tmp_path / "small.json").read_text(encoding="utf-8"))
     default = json.loads((tmp_path / "default.json").read_text(encoding="utf-8"))
     assert small["spec_sha256"] == default["spec_sha256"]
+
+
+def test_a_spec_without_a_discretization_gets_one_its_finest_release_needs() -> None:
+    """DP-SGD with z = 2, q = 0.001 spreads one step's loss over five default steps: the
+    default grid was 0.27 % loose; a user's explicit choice is kept."""
+    dpsgd = {"dpsgd": {"noise_multiplier": 2, "sampling_rate": 0.001, "steps": 10_000}}
+    chosen = privspec.evaluate(spec(dpsgd))
+    assert chosen.accounting.discretization == 5e-5
+    assert chosen.warnings[0].code == "accounting/discretization-chosen"
+    kept = privspec.evaluate(spec(dpsgd, discretization=1e-4))
+    assert kept.accounting.discretization == 1e-4
+    assert "accounting/discretization-chosen" not in {w.code for w in kept.warnings}
+    assert chosen.gdp.mu is not None and kept.gdp.mu is not None
+    assert chosen.gdp.mu < kept.gdp.mu / 1.002
+    finest = privspec.evaluate(spec(dpsgd, discretization=1e-6))
+    assert finest.gdp.mu is not None and chosen.gdp.mu <= finest.gdp.mu * 1.001

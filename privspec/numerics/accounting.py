@@ -21,7 +21,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec.errors import EvaluationError, InternalError
 from privspec.numerics import progress
-from privspec.numerics.bounds import NONE, Bound, bound_of
+from privspec.numerics.bounds import NONE, Bound, bound_of, mu_of_pure_epsilon
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
@@ -157,6 +157,57 @@ class Accounted:
     reach: tuple[tuple[float, int], ...] = ()
     #: Closed-form μ-GDP and ε-DP bounds of the whole mechanism, release by release.
     bound: Bound = NONE
+
+
+#: The grid step aimed at, as a fraction of the smallest per-run spread of privacy loss
+#: among the releases that matter: rounding then costs under 0.1 % of μ (measured: the
+#: excess is about 0.075·(h/spread)² relative, e.g. 0.27 % for DP-SGD with z = 2,
+#: q = 0.001 at h = 10⁻⁴ and 0.003 % at 10⁻⁵).
+SPREAD_FRACTION = 0.1
+#: The finest grid privspec chooses by itself (the spec allows 10⁻⁶ when asked).
+FINEST_CHOSEN = 1e-5
+
+
+def _spreads(event: ev.Event, replace_one: bool, times: int = 1) -> list[tuple[float, int]]:
+    """(standard deviation of one run's privacy loss, runs) of each release, roughly:
+    only to choose a grid, never a privacy claim (Poisson sampling at rate q scales a
+    Gaussian's spread to q·√(e^{μ²} − 1), its CLT per step)."""
+    if isinstance(event, ev.ComposedEvent):
+        return [pair for stage, repeat in event.stages
+                for pair in _spreads(stage, replace_one, times * repeat)]
+    if isinstance(event, ev.RepeatedEvent):
+        return _spreads(event.event, replace_one, times * event.count)
+    if isinstance(event, ev.SampledEvent):
+        rate = accountable_rate(event.rate)
+        inner = _spreads(event.event, replace_one, times)
+        return [(rate * math.sqrt(math.expm1(min(spread * spread, 700.0))), runs)
+                for spread, runs in inner]
+    if isinstance(event, ev.ApproximateDPEvent):  # its δ aside, an ε-DP release
+        return [(mu_of_pure_epsilon(event.epsilon), times)]
+    if isinstance(event, ev.DiscreteGaussianEvent):  # about a Gaussian's
+        return [(event.sensitivity / event.sigma if event.sigma > 0 else math.inf, times)]
+    return [(bound_of(event, replace_one).mu, times)]
+
+
+def chosen_discretization(spec: s.Spec) -> float:
+    """The grid step for a spec that sets none: the default, or finer (down to
+    ``FINEST_CHOSEN``) when a release that matters (at least 1 % of the total variance
+    of the privacy loss) spreads its loss over fewer than ten default steps a run."""
+    pairs = [(spread, runs) for spread, runs in
+             _spreads(s.event_of(spec.mechanism), spec.neighbouring == "replace-one")
+             if spread > 0 and math.isfinite(spread)]
+    total = sum(runs * spread * spread for spread, runs in pairs)
+    relevant = [spread for spread, runs in pairs if runs * spread * spread >= 0.01 * total]
+    default = s.AccountingOptions().discretization
+    if not relevant:
+        return default
+    want = SPREAD_FRACTION * min(relevant)
+    if want >= default:
+        return default
+    exponent = math.floor(math.log10(want))
+    step = max(scale * 10.0**exponent for scale in (1.0, 2.0, 5.0)
+               if scale * 10.0**exponent <= want * (1 + 1e-12))
+    return max(FINEST_CHOSEN, float(f"{step:.1g}"))
 
 
 def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:

@@ -30,6 +30,7 @@ from privspec.numerics.accounting import (
     Accounted,
     StageAccount,
     account,
+    chosen_discretization,
     closed_form_bound,
     internal_failure,
 )
@@ -226,12 +227,22 @@ def _coarser(h: float, factor: float) -> float:
     return want  # pragma: no cover - 10·10ᵏ ≥ want always
 
 
+def _at(model: Spec, h: float) -> Spec:
+    """``model`` with discretization ``h``."""
+    return model.model_copy(update={"accounting": model.accounting.model_copy(
+        update={"discretization": h})})
+
+
 def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Report:
-    """``_evaluate`` at the spec's discretization, or at a coarser one (still
+    """``_evaluate`` at the spec's discretization (or, when the spec sets none, a finer one
+    its finest release needs, ``chosen_discretization``), or at a coarser one (still
     pessimistic, looser, said in a caveat) when its cost estimate exceeds the memory
     budget; the closed-form bound, or a refusal with the estimate, when none fits."""
-    asked, used = model.accounting.discretization, model
-    for attempt in range(6):
+    asked = model.accounting.discretization
+    chosen = (asked if "discretization" in model.accounting.model_fields_set
+              else min(asked, chosen_discretization(model)))
+    used = _at(model, chosen)
+    for attempt in range(8):
         if attempt:
             cost.release_memory()  # the abandoned attempt's (its traceback is gone now)
             cost.reset_held()
@@ -244,16 +255,20 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
                     cost.CostError("composing the mechanism ran out of memory", math.inf, 2.0))
             h = (_coarser(used.accounting.discretization, over.factor)
                  if math.isfinite(over.factor) else math.inf)  # inf: no grid helps
+            if used.accounting.discretization < asked:  # a finer grid of our choosing
+                h = max(h, asked)  # did not fit: the spec's own, before anything coarser
             if h > COARSEST:
                 return _refuse_or_bound(model, path, spec_path, over)
-            used = used.model_copy(update={"accounting": used.accounting.model_copy(
-                update={"discretization": h})})
+            used = _at(used, h)
     else:  # pragma: no cover - each pass coarsens by the estimate's factor
         raise EvaluationError("no discretization fits the memory budget")
-    if used is model:
-        return report
-    why = caveat("accounting/coarsened", asked=asked, used=used.accounting.discretization,
-                 budget=model.accounting.memory_budget)
+    final = used.accounting.discretization
+    if final == asked or (final < asked and report.gdp.bound):  # (a bound has no grid)
+        return report.model_copy(update={"spec_sha256": spec_sha256(model)})
+    why = (caveat("accounting/discretization-chosen", used=final, default=asked)
+           if final < asked else
+           caveat("accounting/coarsened", asked=asked, used=final,
+                  budget=model.accounting.memory_budget))
     return report.model_copy(update={"spec_sha256": spec_sha256(model),
                                      "warnings": [why, *report.warnings]})
 
