@@ -180,10 +180,10 @@ def test_a_million_dpsgd_steps_stay_tight() -> None:
 
 
 @pytest.mark.parametrize(("mechanism", "relation", "says"), [
-    ({"laplace": {"epsilon": 1000}}, "add-or-remove", "privacy loss of 1000"),
-    ({"pure_dp": {"epsilon": 1000}}, "add-or-remove", "privacy loss of 1000"),
     ({"approximate_dp": {"epsilon": 1000, "delta": 1e-6}}, "add-or-remove", "privacy loss of 1000"),
-    ({"randomized_response": {"epsilon": 1000}}, "replace-one", "privacy loss above 700"),
+    ({"compose": [{"mechanism": {"discrete_gaussian": {"sigma": 0.01}}},
+                  {"mechanism": {"pure_dp": {"epsilon": 1}}}]}, "add-or-remove",
+     "privacy loss of 5000"),
 ])
 def test_releases_beyond_range_are_refused_in_words(mechanism: dict[str, object], relation: str,
                                                     says: str) -> None:
@@ -197,6 +197,25 @@ def test_releases_beyond_range_are_refused_in_words(mechanism: dict[str, object]
         privspec.evaluate(spec)
     assert says in str(refused.value)
     assert "more noise (or a smaller ε)" in str(refused.value)
+
+
+@pytest.mark.parametrize(("mechanism", "relation", "epsilon"), [
+    ({"laplace": {"epsilon": 1000}}, "add-or-remove", 1000.0),
+    ({"pure_dp": {"epsilon": 10_000}}, "add-or-remove", 10_000.0),
+    ({"randomized_response": {"epsilon": 1000}}, "replace-one", 1000.0),
+])
+def test_epsilon_dp_beyond_double_precision_is_reported_in_closed_form(
+        mechanism: dict[str, object], relation: str, epsilon: float) -> None:
+    """ε from 700 up gave "math range error", then a refusal; the closed form of ε-DP,
+    μ = 2Φ⁻¹(e^ε/(1 + e^ε)) in log space, holds at any ε."""
+    from privspec.numerics.bounds import mu_of_pure_epsilon
+
+    report = privspec.evaluate({"privspec": 1, "title": "t", "unit": "one record",
+                                "neighbouring": relation, "mechanism": mechanism})
+    assert report.gdp.bound and report.gdp.mu == mu_of_pure_epsilon(epsilon)
+    assert report.warnings[0].code == "accounting/beyond-range"
+    assert all(row.epsilon is not None and row.epsilon <= epsilon * (1 + 1e-12)
+               for row in report.epsilons)
 
 
 def test_a_repeated_release_within_a_few_grid_steps_is_said_to_be_loose() -> None:

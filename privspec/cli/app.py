@@ -305,6 +305,8 @@ def evaluate(
         gdp = report.gdp
         if gdp.mu is None:
             head = "no finite μ"
+        elif gdp.bound:
+            head = f"μ = {fmt.fmt_mu(gdp.mu)} (a closed-form bound: see the report's caveats)"
         else:
             head = f"μ = {fmt.fmt_mu(gdp.mu)}, regret {fmt.fmt_regret_of(gdp)}"
         epsilons = ", ".join(f"ε = {fmt.fmt_epsilon(e.epsilon)} at δ = {fmt.fmt_given(e.delta)}"

@@ -27,6 +27,7 @@ from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
+    check_discrete_support,
     discrete_gaussian_pld,
     discrete_loss_pld,
     gaussian_pld,
@@ -270,11 +271,16 @@ def internal_failure(error: BaseException) -> str:
 MAX_LOSS = 700.0
 
 
+class RangeError(EvaluationError):
+    """A release whose privacy loss is beyond what the numerical curve can hold; the
+    evaluator answers with the closed-form bound where the mechanism has one."""
+
+
 def _refuse_loss_above_range(loss: float) -> None:
     """Refuse a release whose privacy loss exceeds ``MAX_LOSS``, saying why."""
     if loss > MAX_LOSS:
         size = f"of {loss:.4g}" if math.isfinite(loss) else f"above {MAX_LOSS:g}"
-        raise EvaluationError(
+        raise RangeError(
             f"a release has a privacy loss {size} (an ε that large): e^(−loss) is below "
             "what double precision holds, so its trade-off curve cannot be drawn; "
             f"privspec accounts losses up to {MAX_LOSS:g}. A release like this reveals the "
@@ -409,7 +415,8 @@ class _Lowering:
         so the step becomes one symmetric PLD built from C_p(f)'s profile.
         """
         if isinstance(event, ev.GaussianEvent):
-            step = gaussian_pld(event.sigma, sensitivity=self._shift(event), sampling_prob=rate,
+            # Only Δ/σ matters: sensitivity 1 keeps σ² and Δ² within double range.
+            step = gaussian_pld(event.sigma / self._shift(event), sampling_prob=rate,
                                 discretization=self.h, log_tail_mass=self.log_tail_mass)
         else:
             step = self._single(event, rate)
@@ -452,7 +459,8 @@ class _Lowering:
         h = self.h
         if isinstance(event, ev.GaussianEvent):
             # dp-accounting's REPLACE pair moves a clipped sum by ±1 clipping norm.
-            return gaussian_pld(event.sigma, sensitivity=event.sensitivity, sampling_prob=rate,
+            # Only Δ/σ matters: sensitivity 1 keeps σ² and Δ² within double range.
+            return gaussian_pld(event.sigma / event.sensitivity, sampling_prob=rate,
                                 discretization=h, replace_one=self.replace_one and event.clipped,
                                 log_tail_mass=self.log_tail_mass)
         if isinstance(event, ev.LaplaceEvent):
@@ -466,6 +474,7 @@ class _Lowering:
             # Its smallest privacy loss at the largest outcome is at least Δ²/(2σ²).
             ratio = event.sensitivity / event.sigma if event.sigma > 0 else math.inf
             _refuse_loss_above_range(ratio * ratio / 2)
+            check_discrete_support(event.sigma, event.sensitivity)
             if rate == 1.0:
                 return discrete_gaussian_pld(event.sigma, sensitivity=event.sensitivity,
                                              discretization=h)
@@ -482,7 +491,7 @@ class _Lowering:
             # another (loss 0); each wrong answer has probability noise/k.
             share = event.noise / event.categories
             loss = math.log1p((1 - event.noise) / share) if share > 0 else math.inf
-            _refuse_loss_above_range(loss)
+            _refuse_loss_above_range(loss if event.epsilon is None else event.epsilon)
             return discrete_loss_pld(
                 [(loss, 1 - event.noise + share), (-loss, share),
                  (0.0, (event.categories - 2) * share)], discretization=h)

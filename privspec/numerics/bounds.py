@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.special import ndtri
+from scipy.special import ndtri_exp
 
 from privspec.spec import events as ev
 
@@ -38,8 +38,8 @@ def mu_of_pure_epsilon(epsilon: float) -> float:
         return 0.0
     if epsilon < _SERIES_BELOW:
         return math.sqrt(2 * math.pi) * (epsilon / 2) * (1 + epsilon * epsilon)
-    tail = math.exp(-epsilon) / (1 + math.exp(-epsilon))  # 1/(1 + e^ε), without overflow
-    return float(-2 * ndtri(tail)) * (1 + _ROUNDING_MARGIN)
+    log_tail = -epsilon - math.log1p(math.exp(-epsilon))  # log 1/(1 + e^ε), any ε
+    return float(-2 * ndtri_exp(log_tail)) * (1 + _ROUNDING_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,8 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
     if isinstance(event, ev.DiscreteLaplaceEvent):
         return _pure(event.parameter * event.sensitivity)
     if isinstance(event, ev.RandomizedResponseEvent):
+        if event.epsilon is not None:
+            return _pure(event.epsilon)
         share = event.noise / event.categories
         return _pure(math.log1p((1 - event.noise) / share)) if share > 0 else NONE
     return NONE  # the discrete Gaussian: no closed form used

@@ -288,6 +288,19 @@ class _PortableLaplaceLoss(plm.LaplacePrivacyLoss):  # type: ignore[misc]
 MAX_DISCRETE_SUPPORT = 2_000_000
 
 
+def check_discrete_support(sigma: float, sensitivity: int) -> None:
+    """Raise ``CostError`` (no grid helps) for a discrete Gaussian with more noise values
+    than ``MAX_DISCRETE_SUPPORT`` to sum over."""
+    support = 24 * sigma  # about dp-accounting's truncation bound, both sides
+    if support > MAX_DISCRETE_SUPPORT:
+        count = f"{math.ceil(support):,}" if support < 1e12 else f"{support:.1e}"
+        raise CostError(
+            f"a discrete Gaussian of σ = {sigma:g} has about {count} noise values to sum "
+            f"over, more than the {MAX_DISCRETE_SUPPORT:,} privspec sums (time, not memory, "
+            f"is the limit); its μ is about Δ/σ = {sensitivity / sigma:.3g}", math.inf,
+            math.inf)
+
+
 def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: float) -> Any:
     """``from_discrete_gaussian_mechanism(sigma, sensitivity=…, value_discretization_interval=
     discretization, use_connect_dots=True)``, without subsampling: a symmetric PLD.
@@ -296,13 +309,7 @@ def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: flo
     points just below and above each of the mechanism's privacy losses, then the
     library's ``create_pmf_pessimistic_connect_dots``.
     """
-    support = 2 * math.ceil(12 * sigma) + 1  # about dp-accounting's truncation bound
-    if support > MAX_DISCRETE_SUPPORT:
-        raise CostError(
-            f"a discrete Gaussian of σ = {sigma:g} has about {support:,} noise values to sum "
-            f"over, more than the {MAX_DISCRETE_SUPPORT:,} privspec sums (time, not memory, "
-            f"is the limit); its μ is about Δ/σ = {sensitivity / sigma:.3g}", math.inf,
-            math.inf)
+    check_discrete_support(sigma, sensitivity)
     loss = _PortableDiscreteGaussianLoss(sigma, sensitivity)
     bounds = loss.connect_dots_bounds()
     check_grid(math.floor(loss.privacy_loss(bounds.upper_x) / discretization),

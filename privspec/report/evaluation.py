@@ -26,8 +26,10 @@ from privspec import __version__
 from privspec.errors import EvaluationError, InternalError, PrivspecError
 from privspec.numerics import cost
 from privspec.numerics.accounting import (
+    MAX_LOSS,
     MAX_STAGE_ACCOUNTS,
     Accounted,
+    RangeError,
     StageAccount,
     account,
     chosen_discretization,
@@ -249,6 +251,8 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
         try:
             report = _evaluate(used, path, spec_path)
             break
+        except RangeError as error:  # beyond double precision: the closed form, if any
+            return _beyond_range(model, path, spec_path, error)
         except (cost.CostError, MemoryError) as error:
             # Out of memory beyond the estimates: a coarser grid needs less, likewise.
             over = (error if isinstance(error, cost.CostError) else
@@ -271,6 +275,18 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
                   budget=model.accounting.memory_budget))
     return report.model_copy(update={"spec_sha256": spec_sha256(model),
                                      "warnings": [why, *report.warnings]})
+
+
+def _beyond_range(model: Spec, path: str | None, spec_path: str | None,
+                  error: RangeError) -> Report:
+    """The closed-form bound's report of a mechanism with a release beyond the numerical
+    range (said in a caveat); otherwise the refusal itself."""
+    bound = closed_form_bound(model)
+    if not math.isfinite(bound.mu):
+        raise error
+    accounted = Accounted(pmfs=(), stages=(), truncation=0.0, bound=bound)
+    why = caveat("accounting/beyond-range", largest=MAX_LOSS)
+    return _gaussian_report(model, bound.mu, accounted, path, spec_path, [why])
 
 
 def _refuse_or_bound(model: Spec, path: str | None, spec_path: str | None,

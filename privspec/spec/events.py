@@ -50,10 +50,12 @@ class DiscreteLaplaceEvent:
 @dataclass(frozen=True)
 class RandomizedResponseEvent:
     """k-ary randomized response: the true answer is replaced by a uniformly random one
-    with probability ``noise`` (dp-accounting's parameterisation)."""
+    with probability ``noise`` (dp-accounting's parameterisation); ``epsilon``, its
+    privacy loss, when the spec gives it (``noise`` underflows to 0 from ε ≈ 745)."""
 
     noise: float
     categories: int
+    epsilon: float | None = None
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def event(block: RandomizedResponse, _: object) -> Event:
     assert block.epsilon is not None
     # k/(e^ε + k − 1), written so that a large ε underflows to 0 instead of overflowing
     tail = math.exp(-block.epsilon)
-    return RandomizedResponseEvent(k * tail / (1 + (k - 1) * tail), k)
+    return RandomizedResponseEvent(k * tail / (1 + (k - 1) * tail), k, block.epsilon)
 
 
 def describe(block: RandomizedResponse, words: Words) -> str:
