@@ -10,6 +10,7 @@ are merged by their PMFs, so repeats and phases are counts, not compositions.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
+    MAX_LOSS,
     check_discrete_support,
     discrete_gaussian_pld,
     discrete_loss_pld,
@@ -266,9 +268,17 @@ def internal_failure(error: BaseException) -> str:
             "please report it with the spec; --debug shows the traceback")
 
 
-#: Largest privacy loss privspec accounts: e^{−y} must stay a normal double for the
-#: curve's α sums (it underflows near y = 708).
-MAX_LOSS = 700.0
+
+
+def _cut_above_range(pmf: LossPMF) -> LossPMF:
+    """``pmf`` with the mass of losses above ``MAX_LOSS`` moved to +∞ (pessimistic: a
+    larger loss is never safer), so that e^{−loss} stays a double in the curve's sums."""
+    over = pmf.losses > MAX_LOSS
+    if not over.any():
+        return pmf
+    return dataclasses.replace(pmf, losses=pmf.losses[~over], probs=pmf.probs[~over],
+                               infinity_mass=min(1.0, pmf.infinity_mass
+                                                 + float(pmf.probs[over].sum())))
 
 
 class RangeError(EvaluationError):
@@ -349,8 +359,7 @@ class _Lowering:
     def _release(self, pld: PLD) -> _Lowered:
         """One release given by a dp-accounting PLD.  All distinct releases are held
         until they are composed: their memory counts against the budget together."""
-        pmfs = pmfs_from_pld(pld)
-        _refuse_loss_above_range(_largest_loss(pmfs))
+        pmfs = tuple(_cut_above_range(pmf) for pmf in pmfs_from_pld(pld))
         self.built += 1
         progress.step(f"building releases at h = {self.h:g}", self.built, len(self.paths))
         hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,
@@ -435,7 +444,9 @@ class _Lowering:
         """
         points = tuple(points_from_pmf(p) for p in pmfs_from_pld(pld))
         largest = max((float(c.losses[0]) for c in points if c.losses.size), default=0.0)
-        top = max(1, math.ceil(largest / self.h))
+        # Losses beyond MAX_LOSS go to +∞ (pessimistic): the grid stops there, and
+        # connect-the-dots puts δ(ε) at its last point at +∞.
+        top = max(1, math.ceil(min(largest, MAX_LOSS) / self.h))
         grid = np.arange(0, top + 1)
         profile = delta_for_epsilons(points, grid * self.h)
         profile = np.clip(np.minimum.accumulate(profile), 0.0, 1.0)

@@ -384,7 +384,8 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
         raise ValueError("nothing to compose")
     if len(factors) == 1 and factors[0][1] == 1:
         return factors[0][0]
-    log_finite = sum(c * math.log1p(-min(f.infinity_mass, 1.0 - 1e-300)) for f, c in factors)
+    log_finite = sum(c * (math.log1p(-f.infinity_mass) if f.infinity_mass < 1 else -math.inf)
+                     for f, c in factors)
     infinity_mass = -math.expm1(log_finite)
     h = discretization
     entries = sum(f.probs.size for f, _ in factors)

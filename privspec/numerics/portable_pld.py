@@ -131,6 +131,22 @@ class _GridGaussianLoss(plm.GaussianPrivacyLoss):  # type: ignore[misc]
         return np.where(np.isnan(gaps), np.inf, np.maximum(gaps, 0.0))
 
 
+#: Largest privacy loss privspec accounts: e^{−y} must stay a normal double for the
+#: curve's α sums (it underflows near y = 708). Mass beyond it counts as unbounded
+#: (δ∞), which the report then states as such: pessimistic, and at such losses the
+#: output singles out the record in any case.
+MAX_LOSS = 700.0
+
+
+def _grid_range(bounds: Any, discretization: float) -> tuple[int, int]:
+    """The grid indices [lower, upper] of connect-the-dots, within ±``MAX_LOSS``: δ(ε)
+    at the last point goes to +∞, so mass beyond it is pessimistically unbounded, and
+    mass below the first point is treated as if at it (a larger loss, never safer)."""
+    upper = math.ceil(min(bounds.epsilon_upper, MAX_LOSS) / discretization)
+    lower = math.floor(max(bounds.epsilon_lower, -MAX_LOSS) / discretization)
+    return lower, max(lower, upper)
+
+
 def check_grid(lower: int, upper: int, discretization: float) -> None:
     """Raise ``CostError`` before building a privacy-loss grid [lower, upper]·h that would
     take more than the memory budget."""
@@ -149,8 +165,7 @@ def _connect_the_dots(loss: Any, discretization: float) -> Any:
     """The pessimistic connect-the-dots PMF of a continuous monotone privacy loss, as
     ``privacy_loss_distribution._create_pld_pmf_from_monotone_privacy_loss`` makes it."""
     bounds = loss.connect_dots_bounds()
-    upper = math.ceil(bounds.epsilon_upper / discretization)
-    lower = math.floor(bounds.epsilon_lower / discretization)
+    lower, upper = _grid_range(bounds, discretization)
     check_grid(lower, upper, discretization)
     deltas = loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * discretization)
     return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(discretization, lower, upper,
@@ -171,8 +186,7 @@ def _connect_the_dots_two_sided(loss: _GridGaussianLoss, discretization: float) 
     (``_GridGaussianLoss.gap``): the same masses in exact arithmetic.
     """
     bounds = loss.connect_dots_bounds()
-    upper = math.ceil(bounds.epsilon_upper / discretization)
-    lower = math.floor(bounds.epsilon_lower / discretization)
+    lower, upper = _grid_range(bounds, discretization)
     check_grid(lower, upper, discretization)
     epsilons = np.arange(lower, upper + 1) * discretization
     deltas = np.minimum.accumulate(loss.get_delta_for_epsilon(epsilons))

@@ -26,7 +26,6 @@ from privspec import __version__
 from privspec.errors import EvaluationError, InternalError, PrivspecError
 from privspec.numerics import cost
 from privspec.numerics.accounting import (
-    MAX_LOSS,
     MAX_STAGE_ACCOUNTS,
     Accounted,
     RangeError,
@@ -46,6 +45,7 @@ from privspec.numerics.gdp import (
     mu_from_curve,
     summarize,
 )
+from privspec.numerics.portable_pld import MAX_LOSS
 from privspec.report import formatting as fmt
 from privspec.report.describe import summarize_mechanism
 from privspec.report.model import (
