@@ -468,7 +468,7 @@ def estimated_memory(lattice: _Lattice, truncation: float) -> float:
     """Peak bytes of the tilted composition, estimated before any FFT (calibrated on
     long DP-SGD runs and on 1,000 distinct releases): each tilt's window spans about 30
     standard deviations of the composed loss (``_apply_tilt``) and holds per release a
-    spectrum and its logarithms (about 72 bytes a point) plus about fifty work arrays;
+    spectrum and its logarithms (about 72 bytes a point) plus about twenty work arrays;
     the covered range keeps a dozen arrays; the cumulant sums (``cgf``) take about ten
     arrays the size of all releases' entries together."""
     spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
@@ -477,7 +477,7 @@ def estimated_memory(lattice: _Lattice, truncation: float) -> float:
     zero = -(lattice.g * lattice.base + lattice.r) / lattice.g
     covered = max(1.0, top - max(0.0, zero))
     entries = float(sum(part.probs.size for part in lattice.parts))
-    return window * (72.0 * len(lattice.parts) + 400.0) + 100.0 * covered + ENTRY_BYTES * entries
+    return window * (72.0 * len(lattice.parts) + 150.0) + 100.0 * covered + ENTRY_BYTES * entries
 
 
 def _check_cost(lattice: _Lattice, truncation: float, budget: float) -> None:
