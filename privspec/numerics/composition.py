@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
@@ -483,8 +481,6 @@ def estimated_memory(lattice: _Lattice, truncation: float) -> float:
 def _check_cost(lattice: _Lattice, truncation: float, budget: float) -> None:
     """Raise ``CostError`` before a composition that would exceed the memory budget."""
     estimate = estimated_memory(lattice, truncation)
-    if os.environ.get("PRIVSPEC_COST_TRACE"):
-        print(f"composition: estimated {estimate / 2**20:.0f} MiB", file=sys.stderr)
     if estimate > budget:
         raise CostError(f"composing the releases needs about {gib(estimate)}", estimate,
                         estimate / budget)
