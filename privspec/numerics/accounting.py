@@ -131,8 +131,7 @@ class _Lowered:
         """``times`` runs of this: μ² and counts scale exactly."""
         out = _Lowered()
         out.add(self, times)
-        if out.gaussian_mu_squared > 0:
-            _gaussian_mu_squared(math.sqrt(out.gaussian_mu_squared), 1.0)  # still in range?
+        _within_gaussian_range(out.gaussian_mu_squared)
         return out
 
 
@@ -301,17 +300,15 @@ def _refuse_loss_above_range(loss: float) -> None:
 MAX_GAUSSIAN_MU = 1e150
 
 
-def _gaussian_mu_squared(shift: float, sigma: float, times: float = 1.0) -> float:
-    """μ² = times·(Δ/σ)² of Gaussian releases; refused (saying why) beyond ``MAX_GAUSSIAN_MU``."""
-    mu = shift / sigma if sigma > 0 else math.inf
-    squared = times * mu * mu if mu <= MAX_GAUSSIAN_MU else math.inf
-    if not squared <= MAX_GAUSSIAN_MU**2:
+def _within_gaussian_range(mu_squared: float) -> float:
+    """``mu_squared`` of plain Gaussian releases, refused (saying why) beyond
+    ``MAX_GAUSSIAN_MU`` (it overflows to ∞ first)."""
+    if not mu_squared <= MAX_GAUSSIAN_MU**2:
         raise EvaluationError(
-            f"its Gaussian releases have μ = Δ/σ·√runs above {MAX_GAUSSIAN_MU:.0e} "
-            f"(Δ = {shift:g}, σ = {sigma:g}): an output that reveals the record outright, "
-            "beyond what double precision holds; more noise (a larger σ, or a smaller "
-            "sensitivity) brings it within range")
-    return squared
+            f"its Gaussian releases have μ = Δ/σ·√runs above {MAX_GAUSSIAN_MU:.0e}: an "
+            "output that reveals the record outright, beyond what double precision holds; "
+            "more noise (a larger σ, or a smaller sensitivity) brings it within range")
+    return mu_squared
 
 
 class _Lowering:
@@ -401,16 +398,11 @@ class _Lowering:
                 return self._release(self._single(event.event, rate))
             return self._release(self._fixed_size(event.event, rate))
         if isinstance(event, ev.GaussianEvent):
-            return _Lowered(gaussian_mu_squared=_gaussian_mu_squared(self._shift(event),
-                                                                     event.sigma))
+            ratio = event.shift(self.replace_one) / event.sigma if event.sigma > 0 else math.inf
+            return _Lowered(gaussian_mu_squared=_within_gaussian_range(ratio * ratio))
         return self._release(self._single(event))
 
     # -- single releases ---------------------------------------------------
-
-    def _shift(self, event: ev.GaussianEvent) -> float:
-        """How far one record moves the released value: one clipping norm under
-        add-or-remove and two under replace-one for clipped sums; Δ otherwise."""
-        return 2.0 * event.sensitivity if event.clipped and self.replace_one else event.sensitivity
 
     def _fixed_size(self, event: ev.Event, rate: float) -> PLD:
         """One release on a batch sampled without replacement, under replace-one.
@@ -425,7 +417,7 @@ class _Lowering:
         """
         if isinstance(event, ev.GaussianEvent):
             # Only Δ/σ matters: sensitivity 1 keeps σ² and Δ² within double range.
-            step = gaussian_pld(event.sigma / self._shift(event), sampling_prob=rate,
+            step = gaussian_pld(event.sigma / event.shift(self.replace_one), sampling_prob=rate,
                                 discretization=self.h, log_tail_mass=self.log_tail_mass)
         else:
             step = self._single(event, rate)
@@ -500,9 +492,8 @@ class _Lowering:
         if isinstance(event, ev.RandomizedResponseEvent):
             # Replace-one: the reported answer is the true one, the replacement's, or
             # another (loss 0); each wrong answer has probability noise/k.
-            share = event.noise / event.categories
-            loss = math.log1p((1 - event.noise) / share) if share > 0 else math.inf
-            _refuse_loss_above_range(loss if event.epsilon is None else event.epsilon)
+            share, loss = event.noise / event.categories, event.loss
+            _refuse_loss_above_range(loss)
             return discrete_loss_pld(
                 [(loss, 1 - event.noise + share), (-loss, share),
                  (0.0, (event.categories - 2) * share)], discretization=h)

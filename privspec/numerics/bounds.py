@@ -80,8 +80,7 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
     if isinstance(event, ev.SampledEvent):
         return bound_of(event.event, replace_one)
     if isinstance(event, ev.GaussianEvent):
-        shift = 2 * event.sensitivity if event.clipped and replace_one else event.sensitivity
-        mu = shift / event.sigma if event.sigma > 0 else math.inf
+        mu = event.shift(replace_one) / event.sigma if event.sigma > 0 else math.inf
         return Bound(mu * mu, math.inf)
     if isinstance(event, ev.PureDPEvent):
         return _pure(event.epsilon)
@@ -92,8 +91,5 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
     if isinstance(event, ev.DiscreteLaplaceEvent):
         return _pure(event.parameter * event.sensitivity)
     if isinstance(event, ev.RandomizedResponseEvent):
-        if event.epsilon is not None:
-            return _pure(event.epsilon)
-        share = event.noise / event.categories
-        return _pure(math.log1p((1 - event.noise) / share)) if share > 0 else NONE
+        return _pure(event.loss) if math.isfinite(event.loss) else NONE
     return NONE  # the discrete Gaussian: no closed form used

@@ -8,6 +8,7 @@ what an existing event describes needs no numerical code.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -21,6 +22,11 @@ class GaussianEvent:
     sigma: float
     sensitivity: float = 1.0
     clipped: bool = False
+
+    def shift(self, replace_one: bool) -> float:
+        """How far one record moves the released value: one clipping norm under
+        add-or-remove and two under replace-one for clipped sums; Δ otherwise."""
+        return 2.0 * self.sensitivity if self.clipped and replace_one else self.sensitivity
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,15 @@ class RandomizedResponseEvent:
     noise: float
     categories: int
     epsilon: float | None = None
+
+    @property
+    def loss(self) -> float:
+        """Its privacy loss: the true answer against the replacement's,
+        log(1 + (1 − noise)/(noise/k)) (∞ without noise)."""
+        if self.epsilon is not None:
+            return self.epsilon
+        share = self.noise / self.categories
+        return math.log1p((1 - self.noise) / share) if share > 0 else math.inf
 
 
 @dataclass(frozen=True)
