@@ -46,7 +46,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, gib, memory_budget
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, require
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -387,10 +387,8 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
     infinity_mass = -math.expm1(log_finite)
     h = discretization
     entries = sum(f.probs.size for f, _ in factors)
-    if ENTRY_BYTES * entries > memory_budget():  # before the lattice's own copies
-        raise CostError(f"composing the releases needs about {gib(ENTRY_BYTES * entries)} "
-                        "for their cumulant sums alone", ENTRY_BYTES * entries,
-                        ENTRY_BYTES * entries / memory_budget())
+    # Before the lattice's own copies: their cumulant sums alone.
+    require(HELD_BYTES_PER_POINT * entries, "composing the releases")
     supports = [_support(f) for f, _ in factors]
     # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
     g = reduce(math.gcd, [s[2] for s in supports], 0) or 1
@@ -411,7 +409,7 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
         if sparse is not None:
             probs, relative = sparse
         else:
-            _check_cost(lattice, truncation, memory_budget())
+            require(estimated_memory(lattice, truncation), "composing the releases")
             try:
                 probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
             except CompositionError:
@@ -447,19 +445,11 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
     ``MAX_RELATIVE_ERROR``.  Its tail values carry no relative error bound:
     ``certified`` is False and the report says so.  Its FFTs may span the whole support
     (about 16 arrays of it), so that is the estimate held to the budget."""
-    width = sum(count * f.probs.size for f, count in factors)
-    estimate = 16 * 8.0 * width
-    if estimate > memory_budget():
-        raise CostError(f"composing the releases needs about {gib(estimate)}", estimate,
-                        estimate / memory_budget())
+    require(16 * 8.0 * sum(count * f.probs.size for f, count in factors),
+            "composing the releases")
     pmf = accountant_compose(factors, h, truncation)
     (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(pmf))
     return dataclasses.replace(composed, certified=False)
-
-
-#: Bytes per entry of the releases' PMFs while composing: the lattice's copies and the
-#: cumulant sums' work arrays (``_Lattice.cgf``).
-ENTRY_BYTES = HELD_BYTES_PER_POINT
 
 
 def estimated_memory(lattice: _Lattice, truncation: float) -> float:
@@ -475,15 +465,7 @@ def estimated_memory(lattice: _Lattice, truncation: float) -> float:
     zero = -(lattice.g * lattice.base + lattice.r) / lattice.g
     covered = max(1.0, top - max(0.0, zero))
     entries = float(sum(part.probs.size for part in lattice.parts))
-    return window * (72.0 * len(lattice.parts) + 150.0) + 100.0 * covered + ENTRY_BYTES * entries
-
-
-def _check_cost(lattice: _Lattice, truncation: float, budget: float) -> None:
-    """Raise ``CostError`` before a composition that would exceed the memory budget."""
-    estimate = estimated_memory(lattice, truncation)
-    if estimate > budget:
-        raise CostError(f"composing the releases needs about {gib(estimate)}", estimate,
-                        estimate / budget)
+    return window * (72.0 * len(lattice.parts) + 150.0) + 100.0 * covered + HELD_BYTES_PER_POINT * entries
 
 
 def _tilted(lattice: _Lattice, h: float, truncation: float, target: float

@@ -45,6 +45,13 @@ def held() -> float:
     return tally[0] if tally else 0.0
 
 
+def require(estimate: float, what: str) -> None:
+    """``CostError`` when ``what`` needs about ``estimate`` bytes, above the budget."""
+    if estimate > memory_budget():
+        raise CostError(f"{what} needs about {gib(estimate)}", estimate,
+                        estimate / memory_budget())
+
+
 def hold(size: float, count: int, expected: int) -> None:
     """Count ``size`` more bytes held until composition (``count`` of about ``expected``
     distinct releases so far); ``CostError`` as soon as all of them, projected from the

@@ -194,16 +194,10 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
             report = _within_budget(model, path, spec_path)
-            if model is given:
-                return report
-            return report.model_copy(update={"spec_sha256": spec_sha256(given)})
+        # The hash names the spec as given, whatever grid or budget evaluated it.
+        return report.model_copy(update={"spec_sha256": spec_sha256(given)})
     except PrivspecError:
         raise
-    except MemoryError:
-        raise EvaluationError(
-            "ran out of memory composing the mechanism; a coarser accounting.discretization "
-            f"(e.g. 10 times the current {model.accounting.discretization:g}) needs less",
-            ("accounting", "discretization")) from None
     except _NUMERICAL_FAILURES as error:
         raise InternalError(internal_failure(error)) from error
 
@@ -252,7 +246,8 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
             report = _evaluate(used, path, spec_path)
             break
         except RangeError as error:  # beyond double precision: the closed form, if any
-            return _beyond_range(model, path, spec_path, error)
+            return _bound_instead(model, path, spec_path, error, "accounting/beyond-range",
+                                  largest=MAX_LOSS)
         except (cost.CostError, MemoryError) as error:
             # Out of memory beyond the estimates: a coarser grid needs less, likewise.
             over = (error if isinstance(error, cost.CostError) else
@@ -262,46 +257,41 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
             if used.accounting.discretization < asked:  # a finer grid of our choosing
                 h = max(h, asked)  # did not fit: the spec's own, before anything coarser
             if h > COARSEST:
-                return _refuse_or_bound(model, path, spec_path, over)
+                return _bound_instead(model, path, spec_path, _cost_refusal(model, over),
+                                      "accounting/too-costly",
+                                      budget=model.accounting.memory_budget)
             used = _at(used, h)
     else:  # pragma: no cover - each pass coarsens by the estimate's factor
         raise EvaluationError("no discretization fits the memory budget")
     final = used.accounting.discretization
     if final == asked or (final < asked and report.gdp.bound):  # (a bound has no grid)
-        return report.model_copy(update={"spec_sha256": spec_sha256(model)})
+        return report
     why = (caveat("accounting/discretization-chosen", used=final, default=asked)
            if final < asked else
            caveat("accounting/coarsened", asked=asked, used=final,
                   budget=model.accounting.memory_budget))
-    return report.model_copy(update={"spec_sha256": spec_sha256(model),
-                                     "warnings": [why, *report.warnings]})
+    return report.model_copy(update={"warnings": [why, *report.warnings]})
 
 
-def _beyond_range(model: Spec, path: str | None, spec_path: str | None,
-                  error: RangeError) -> Report:
-    """The closed-form bound's report of a mechanism with a release beyond the numerical
-    range (said in a caveat); otherwise the refusal itself."""
+def _bound_instead(model: Spec, path: str | None, spec_path: str | None,
+                   refusal: EvaluationError, code: str, **values: Any) -> Report:
+    """The closed-form bound's report, with the caveat ``code`` saying why the numerical
+    accounting gave way; ``refusal`` when the mechanism has no closed form."""
     bound = closed_form_bound(model)
     if not math.isfinite(bound.mu):
-        raise error
+        raise refusal
     accounted = Accounted(pmfs=(), stages=(), truncation=0.0, bound=bound)
-    why = caveat("accounting/beyond-range", largest=MAX_LOSS)
-    return _gaussian_report(model, bound.mu, accounted, path, spec_path, [why])
+    return _gaussian_report(model, bound.mu, accounted, path, spec_path,
+                            [caveat(code, **values)])
 
 
-def _refuse_or_bound(model: Spec, path: str | None, spec_path: str | None,
-                     error: cost.CostError) -> Report:
-    """The closed-form bound's report when the mechanism has one (said in a caveat);
-    otherwise a refusal naming the estimate and what to change."""
-    bound = closed_form_bound(model)
-    if math.isfinite(bound.mu):
-        accounted = Accounted(pmfs=(), stages=(), truncation=0.0, bound=bound)
-        why = caveat("accounting/too-costly", budget=model.accounting.memory_budget)
-        return _gaussian_report(model, bound.mu, accounted, path, spec_path, [why])
-    if not math.isfinite(error.factor):  # no discretization or budget helps: say why only
-        raise EvaluationError(str(error), error.path)
+def _cost_refusal(model: Spec, error: cost.CostError) -> EvaluationError:
+    """The refusal of a mechanism that no discretization fits: the estimate and what to
+    change (only the reason when no grid or budget would help)."""
+    if not math.isfinite(error.factor):
+        return EvaluationError(str(error), error.path)
     budget = model.accounting.memory_budget
-    raise EvaluationError(
+    return EvaluationError(
         f"{error}; beyond the memory budget (accounting.memory_budget = {budget:g} GiB) "
         f"even at the coarsest discretization h = {COARSEST:g}. More noise (privacy losses "
         "this large reveal almost everything about a record), fewer distinct stages or a "
