@@ -182,7 +182,7 @@ def _spreads(event: ev.Event, replace_one: bool, times: int = 1) -> list[tuple[f
     if isinstance(event, ev.SampledEvent):
         rate = accountable_rate(event.rate)
         inner = _spreads(event.event, replace_one, times)
-        return [(rate * math.sqrt(math.expm1(min(spread * spread, 700.0))), runs)
+        return [(rate * math.sqrt(math.expm1(min(spread * spread, MAX_LOSS))), runs)
                 for spread, runs in inner]
     if isinstance(event, ev.ApproximateDPEvent):  # its δ aside, an ε-DP release
         return [(mu_of_pure_epsilon(event.epsilon), times)]

@@ -27,6 +27,11 @@ from privspec.report.formatting import (
     fmt_tpr,
 )
 
+#: The filters whose output is notation (numbers), not words: LaTeX caveats keep them
+#: out of their escaping (``render.latex_caveat``).
+NUMBER_FILTERS = ("mu", "epsilon", "delta", "advantage", "regret", "error_bound", "beta",
+                  "tpr", "given", "count")
+
 
 def filters(style: Style) -> dict[str, Callable[..., object]]:
     """The Jinja filters of one output style: numbers, escaping, small helpers."""

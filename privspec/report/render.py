@@ -51,7 +51,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from privspec.errors import PrivspecError
 from privspec.report import formatting
 from privspec.report.escaping import escape_latex
-from privspec.report.filters import filters
+from privspec.report.filters import NUMBER_FILTERS, filters
 from privspec.report.model import Caveat, Report
 
 Format = Literal["markdown", "latex", "html", "json"]
@@ -230,9 +230,6 @@ def caveat_template(code: str) -> str:
     return f"text/caveats/{code.replace('/', '-')}.txt.j2"
 
 
-#: Filters whose output is notation (numbers), kept out of a LaTeX caveat's escaping.
-_NUMBER_FILTERS = ("mu", "epsilon", "delta", "advantage", "regret", "error_bound", "beta",
-                   "tpr", "given", "count")
 _SLOT = re.compile("\ue000([0-9]+)\ue001")
 
 
@@ -253,7 +250,7 @@ def latex_caveat(warning: Caveat) -> str:
 
         return kept
 
-    environment.filters.update({name: slot(name) for name in _NUMBER_FILTERS})
+    environment.filters.update({name: slot(name) for name in NUMBER_FILTERS})
     try:
         text = environment.get_template(caveat_template(warning.code)).render(warning.values)
     except jinja2.TemplateNotFound:
