@@ -46,6 +46,7 @@ def test_excess_mass_is_pessimistic_and_said() -> None:
     import dataclasses
 
     from privspec.numerics import cost
+    from privspec.numerics.accounting import Accounted
     from privspec.numerics.curve import curve_from_pmfs, pmfs_from_pld
     from privspec.numerics.portable_pld import gaussian_pld
     from privspec.report import evaluation
@@ -58,7 +59,8 @@ def test_excess_mass_is_pessimistic_and_said() -> None:
     spec = Spec.model_validate(gaussian(0.05))
     figures = evaluation._figures(curve, spec)
     assert figures.mu is not None and figures.mu >= 20
-    codes = {w.code for w in evaluation._caveats(curve, spec, figures)}
+    accounted = Accounted((heavy,), (), truncation=0.0)
+    codes = {w.code for w in evaluation._caveats(curve, spec, figures, accounted)}
     assert "accounting/excess-mass" in codes
 
 
@@ -66,10 +68,11 @@ def test_coarse_discretization_is_said_and_a_finer_one_tightens_mu() -> None:
     # Laplace with ε = 10⁻⁵ has μ ≈ 1.25 × 10⁻⁵, a tenth of the default h = 10⁻⁴:
     # rounding losses up to multiples of h inflates μ several-fold (safe, but the report
     # must say so and say what helps).
-    # (An ε-DP release is reported by its closed form there; a δ below the floor keeps
-    # this one numerical.)
-    coarse = privspec.evaluate(_numerical({"approximate_dp": {"epsilon": 1e-5,
-                                                              "delta": 1e-14}}))
+    # (One ε-DP release, or many equal ones, is accounted exactly; releases with two ε
+    # and a δ below the floor keep this one numerical.)
+    coarse = privspec.evaluate(_numerical({"compose": [
+        {"mechanism": {"approximate_dp": {"epsilon": 1e-5, "delta": 1e-14}}},
+        {"mechanism": {"approximate_dp": {"epsilon": 2e-5, "delta": 1e-14}}}]}))
     assert coarse.gdp.mu is not None and coarse.gdp.mu >= 1.25e-5
     assert "accounting/coarse-discretization" in {w.code for w in coarse.warnings}
     fine = privspec.evaluate(_numerical({"laplace": {"epsilon": 1e-4}}, discretization=1e-6))
@@ -223,9 +226,13 @@ def test_a_repeated_release_within_a_few_grid_steps_is_said_to_be_loose() -> Non
     several times too large, which μ against h alone does not show; a finer h tightens it
     and the caveat goes."""
     def repeated(epsilon: float, count: int, **accounting: float) -> dict[str, object]:
-        # A δ far below the floor keeps it off the closed-form bound of ε-DP releases.
-        return _numerical({"repeat": {"count": count, "mechanism": {"approximate_dp": {
-            "epsilon": epsilon, "delta": 1e-30}}}}, **accounting)
+        # A δ far below the floor keeps it off the closed-form bound of ε-DP releases,
+        # and a second ε off their exact composition.
+        return _numerical({"compose": [
+            {"repeat": count, "mechanism": {"approximate_dp": {
+                "epsilon": epsilon, "delta": 1e-30}}},
+            {"mechanism": {"approximate_dp": {"epsilon": epsilon / 2, "delta": 1e-30}}}]},
+            **accounting)
 
     coarse = privspec.evaluate(repeated(1e-6, 10**7))
     assert "accounting/coarse-release" in {w.code for w in coarse.warnings}

@@ -22,6 +22,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 
 from privspec.errors import EvaluationError, InternalError
 from privspec.numerics import progress
+from privspec.numerics.binomial import composed_pmf, two_point_runs
 from privspec.numerics.bounds import NONE, Bound, bound_of, mu_of_pure_epsilon
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
@@ -159,6 +160,8 @@ class Accounted:
     reach: tuple[tuple[float, int], ...] = ()
     #: Closed-form μ-GDP and ε-DP bounds of the whole mechanism, release by release.
     bound: Bound = NONE
+    #: How ``pmfs`` were found, in words, when exactly (no grid); None when numerically.
+    exact_method: str | None = None
 
 
 #: The grid step aimed at, as a fraction of the smallest per-run spread of privacy loss
@@ -195,13 +198,13 @@ def chosen_discretization(spec: s.Spec) -> float:
     """The grid step for a spec that sets none: the default, or finer (down to
     ``FINEST_CHOSEN``) when a release that matters (at least 1 % of the total variance
     of the privacy loss) spreads its loss over fewer than ten default steps a run."""
-    pairs = [(spread, runs) for spread, runs in
-             _spreads(s.event_of(spec.mechanism), spec.neighbouring == "replace-one")
+    root = s.event_of(spec.mechanism)
+    pairs = [(spread, runs) for spread, runs in _spreads(root, spec.neighbouring == "replace-one")
              if spread > 0 and math.isfinite(spread)]
     total = sum(runs * spread * spread for spread, runs in pairs)
     relevant = [spread for spread, runs in pairs if runs * spread * spread >= 0.01 * total]
     default = s.AccountingOptions().discretization
-    if not relevant:
+    if not relevant or two_point_runs(root) is not None:  # (accounted without a grid)
         return default
     want = SPREAD_FRACTION * min(relevant)
     if want >= default:
@@ -234,6 +237,9 @@ def account(spec: s.Spec) -> Accounted:
     lowering = _lowering(spec)
     root = s.event_of(spec.mechanism)
     bound = bound_of(root, lowering.replace_one)
+    exact = _exactly_binomial(root)
+    if exact is not None:
+        return exact
     accounts: dict[tuple[ev.Event, int], StageAccount] = {}
     if isinstance(root, ev.ComposedEvent):
         # Identical stages (same mechanism, same repeat) share their StageAccount; a
@@ -258,6 +264,35 @@ def account(spec: s.Spec) -> Accounted:
     reach = tuple((_largest_loss(pmfs), count) for pmfs, count in total.releases.values())
     return Accounted(pmfs=lowering.finish(total), stages=stages,
                      truncation=lowering.truncation, reach=reach, bound=bound)
+
+
+#: How a mechanism of ε-DP worst cases is accounted without a grid.
+BINOMIAL_METHOD = ("exact: k runs of an ε-DP release have the privacy loss of randomized "
+                   "response with ε run k times, (2j − k)ε with j binomial (Kairouz, Oh & "
+                   "Viswanath 2015, Thm 3.3)")
+
+
+def _exactly_binomial(root: ev.Event) -> Accounted | None:
+    """The exact accounting of a mechanism made only of runs of one ε-DP (or (ε, δ)-DP)
+    worst case (``binomial.composed_pmf``), each top-level stage's too; None otherwise."""
+    runs = two_point_runs(root)
+    # (A loss above MAX_LOSS is refused, where the spec writes it, by the lowering.)
+    whole = None if runs is None or runs[0] > MAX_LOSS else composed_pmf(*runs)
+    if runs is None or whole is None:
+        return None
+    epsilon, delta, _ = runs
+    stages: tuple[StageAccount, ...] = ()
+    if isinstance(root, ev.ComposedEvent) and len(root.stages) > 1:
+        each = len(set(root.stages)) <= MAX_STAGE_ACCOUNTS
+        accounts = {}
+        for stage, repeat in set(root.stages):
+            count = (two_point_runs(stage) or runs)[2] * repeat  # each stage is one too
+            pmf = composed_pmf(epsilon, delta, count) if each else None
+            accounts[stage, repeat] = StageAccount(
+                None, None if pmf is None else (_cut_above_range(pmf),))
+        stages = tuple(accounts[stage] for stage in root.stages)
+    return Accounted(pmfs=(_cut_above_range(whole),), stages=stages, truncation=0.0,
+                     bound=bound_of(root, False), exact_method=BINOMIAL_METHOD)
 
 
 def internal_failure(error: BaseException) -> str:

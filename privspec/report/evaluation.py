@@ -336,12 +336,10 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
 
 
 def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
-             reach: tuple[tuple[float, int], ...] = (), stages_skipped: int = 0
-             ) -> list[Caveat]:
-    """Every caveat that applies, in the order the report lists them (``reach``: each
-    release's largest privacy loss and how often it runs; ``stages_skipped``: how many
-    distinct stages' own μ was not computed)."""
+             accounted: Accounted) -> list[Caveat]:
+    """Every caveat that applies, in the order the report lists them."""
     numbers, accounting = figures.numbers, model.accounting
+    gridded = accounted.exact_method is None
     finite = figures.mu is not None
     warnings: list[Caveat] = []
     if figures.raised:
@@ -358,10 +356,10 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
     if finite and excess > 0.01 * numbers.alpha_star:
         warnings.append(caveat("accounting/excess-mass", excess=excess,
                                alpha_star=numbers.alpha_star))
-    if finite and 0 < numbers.mu < COARSE_STEPS * accounting.discretization:
+    if gridded and finite and 0 < numbers.mu < COARSE_STEPS * accounting.discretization:
         warnings.append(caveat("accounting/coarse-discretization", mu=numbers.mu,
                                steps=COARSE_STEPS, discretization=accounting.discretization))
-    coarse = [(loss, count) for loss, count in reach
+    coarse = [(loss, count) for loss, count in accounted.reach
               if count > 1 and 0 < loss < COARSE_STEPS * accounting.discretization]
     if finite and coarse and not any(w.code == "accounting/coarse-discretization"
                                      for w in warnings):
@@ -371,7 +369,7 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
                                discretization=accounting.discretization))
     if not curve.certified:
         warnings.append(caveat("accounting/uncertified-composition"))
-    if stages_skipped:
+    if stages_skipped := _stages_skipped(accounted):
         warnings.append(caveat("report/stage-mu-skipped", stages=stages_skipped,
                                most=MAX_STAGE_ACCOUNTS))
     if 0 < curve.infinity_mass <= figures.floor:
@@ -552,10 +550,10 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
         published=published,
         curve=_curve_sample(curve, options),
         accounting=Accounting(
-            method=(f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
-                    "(connect-the-dots, pessimistic), composed by "
-                    + ("privspec's tilted FFTs" if curve.certified
-                       else "dp-accounting's FFTs")),
+            method=accounted.exact_method or (
+                f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
+                "(connect-the-dots, pessimistic), composed by "
+                + ("privspec's tilted FFTs" if curve.certified else "dp-accounting's FFTs")),
             discretization=accounting.discretization,
             floor=figures.floor,
             requested_floor=accounting.floor if figures.raised else None,
@@ -563,5 +561,5 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
-        warnings=_caveats(curve, model, figures, accounted.reach, _stages_skipped(accounted)),
+        warnings=_caveats(curve, model, figures, accounted),
     )
