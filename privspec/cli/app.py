@@ -932,5 +932,10 @@ def check(
                    else f"{len(specs)} {noun} within budget", err=True)
     raise typer.Exit(EXIT_CHECK_FAILED if over else EXIT_OK)
 
+
+from privspec.cli.calibrate import calibrate  # noqa: E402 (it uses the helpers above)
+
+app.command()(calibrate)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -146,6 +146,23 @@ def format_number(
     return format_decimal(rounded, style, exact=rounded == exact)
 
 
+def against_limit(actual: float, limit: float, ok: bool, upper: bool = True) -> str:
+    """``actual`` rounded towards the attacker (up against an upper limit, down against
+    a lower one), with enough digits that the text agrees with ``ok``: never
+    ``μ = 1.00`` beside ``≤ 0.9995``."""
+    if math.isinf(actual):
+        return "∞"
+    direction: Direction = "up" if upper else "down"
+    limit_decimal = decimal_from_float(limit)
+    for digits in range(SIGNIFICANT_DIGITS, 18):
+        text = format_number(actual, direction, "unicode", digits)
+        rounded = round_significant(decimal_from_float(actual), direction, digits)
+        agrees = rounded <= limit_decimal if upper else rounded >= limit_decimal
+        if not ok or agrees or rounded == decimal_from_float(actual):
+            return text
+    return text  # pragma: no cover - 17 digits always reproduce the float
+
+
 def tpr_decimal(beta: float, digits: int = SIGNIFICANT_DIGITS) -> tuple[Decimal, bool]:
     """``1 − β`` from β's exact binary value, rounded up; and whether that was exact."""
     if math.isnan(beta) or not 0.0 <= beta <= 1.0:

@@ -155,13 +155,15 @@ def _float_from(text: str) -> float:
 
 @dataclass(frozen=True)
 class Where:
-    """Where a value sits: its key's and its value's 0-based (line, column)."""
+    """Where a value sits: its key's and its value's 0-based (line, column), and where
+    the value ends."""
 
     key: tuple[int, int] | None
     value: tuple[int, int]
     block: bool
     raw: str | None
     quoted: bool = False
+    end: tuple[int, int] | None = None
 
 
 def _mark(node: Node) -> tuple[int, int]:
@@ -180,7 +182,9 @@ class Builder:
         block = isinstance(node, MappingNode | SequenceNode) and not node.flow_style
         raw = node.value if isinstance(node, ScalarNode) else None
         quoted = isinstance(node, ScalarNode) and node.style in ("'", '"')
-        return Where(_mark(key) if key is not None else None, _mark(node), block, raw, quoted)
+        end = (node.end_mark.line, node.end_mark.column)
+        return Where(_mark(key) if key is not None else None, _mark(node), block, raw, quoted,
+                     end)
 
     def build(self, node: Node, path: Path) -> Any:
         if isinstance(node, MappingNode):

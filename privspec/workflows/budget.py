@@ -16,7 +16,6 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
 from privspec.report import formatting as fmt
@@ -119,19 +118,6 @@ def _limit_text(value: float) -> str:
     return fmt.format_number(value, "nearest", "unicode", 17)
 
 
-def _shown(actual: float, limit: float, ok: bool) -> str:
-    """``actual`` rounded up, with enough digits that the text agrees with ``ok``."""
-    if math.isinf(actual):
-        return "∞"
-    limit_decimal = fmt.decimal_from_float(limit)
-    for digits in range(fmt.SIGNIFICANT_DIGITS, 18):
-        text = fmt.format_number(actual, "up", "unicode", digits)
-        rounded = fmt.round_significant(fmt.decimal_from_float(actual), "up", digits)
-        if not ok or rounded <= limit_decimal or rounded == Decimal(repr(actual)):
-            return text
-    return text  # pragma: no cover - 17 digits always reproduce the float
-
-
 def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> list[Outcome]:
     """Each limit checked against ``report`` (unrounded), in the order given.
 
@@ -174,7 +160,7 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
             what = "the best attack's advantage"
             extra = ""
         ok = actual <= limit.value
-        shown = _shown(actual, limit.value, ok)
+        shown = fmt.against_limit(actual, limit.value, ok)
         if not ok and limit.kind == "max_advantage":
             shown = fmt.fmt_advantage(actual)
         relation = "within the limit" if ok else "exceeds the limit"

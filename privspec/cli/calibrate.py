@@ -1,0 +1,158 @@
+"""``privspec calibrate``: the least private value of one field that meets the targets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from privspec.workflows.calibration import Calibration
+
+
+class CalibrateFormat(StrEnum):
+    """How ``calibrate`` prints its answer."""
+
+    text = "text"
+    json = "json"
+
+
+def _figure(calibration: Calibration, target: Any) -> str:
+    """A target's figure at the calibrated value, rounded towards the attacker, beside
+    its target."""
+    from privspec.report import formatting as fmt
+
+    figure = calibration.figures[str(target)]
+    shown = fmt.against_limit(figure, target.value, True, upper=target.upper)
+    return f"{target.name} = {shown} {'≤' if target.upper else '≥'} {target.value:g}"
+
+
+def _text(calibration: Calibration, label: str, previous: str, edit_line: int | None) -> str:
+    """The answer in words: the value, what it achieves, what binds, the change."""
+    from privspec.report import formatting as fmt
+    from privspec.spec.editing import written_number
+
+    report, knob = calibration.report, calibration.knob
+    value = written_number(calibration.value)
+    gdp = report.gdp
+    head = (f"μ = {fmt.fmt_mu(gdp.mu)}" if gdp.mu is not None else "no finite μ")
+    if gdp.mu is not None and not gdp.bound:
+        head += f", regret {fmt.fmt_regret_of(gdp)}"
+    epsilons = ", ".join(f"ε = {fmt.fmt_epsilon(e.epsilon)} at δ = {fmt.fmt_given(e.delta)}"
+                         for e in report.epsilons)
+    if calibration.limited_by_domain:
+        edge = ("it is the least private value the spec allows (or the search span "
+                "reaches), so the targets leave room")
+    else:
+        edge = (f"{written_number(calibration.neighbour)} misses "  # type: ignore[arg-type]
+                f"{calibration.binding}")
+    where = f"line {edit_line}: " if edit_line else ""
+    lines = [
+        f"{label}: {knob} = {value} meets every target (was {previous}); {edge}.",
+        f"  achieves: {head}, advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}",
+        "  targets: " + "; ".join(_figure(calibration, t) for t in calibration.targets)
+        + f" (binding: {calibration.binding})",
+        f"  change: {where}{knob.field}: {previous} → {value}",
+        f"  evaluated {calibration.evaluations} times as `render` does"
+        + (f", after {calibration.rough_evaluations} on a coarser grid"
+           if calibration.rough_evaluations else ""),
+    ]
+    return "\n".join(lines)
+
+
+def _json(calibration: Calibration, label: str, previous: float) -> str:
+    report = calibration.report
+    return json.dumps({
+        "spec": label,
+        "vary": str(calibration.knob),
+        "value": calibration.value,
+        "previous": previous,
+        "next_value_missing": calibration.neighbour,
+        "limited_by_domain": calibration.limited_by_domain,
+        "binding": str(calibration.binding),
+        "targets": [{"target": str(t), "figure": calibration.figures[str(t)]}
+                    for t in calibration.targets],
+        "mu": report.gdp.mu,
+        "regret": report.gdp.regret,
+        "advantage": report.gdp.advantage,
+        "epsilons": [{"delta": e.delta, "epsilon": e.epsilon} for e in report.epsilons],
+        "evaluations": calibration.evaluations,
+        "rough_evaluations": calibration.rough_evaluations,
+        "spec_sha256": report.spec_sha256,
+    }, indent=2, ensure_ascii=False)
+
+
+def calibrate(
+    spec: Annotated[str, typer.Argument(
+        metavar="SPEC", help="The spec file (*.privspec.yaml) to calibrate.",
+        show_default=False)],
+    vary: Annotated[str, typer.Option(
+        "--vary", metavar="PATH", help="The field to vary: its spec path as error messages "
+        "write it (mechanism.compose[1].mechanism.dpsgd.noise_multiplier, or with slashes), "
+        "a stage's name and the field (training/noise_multiplier), or the field alone when "
+        "only one has that name.", show_default=False)],
+    target: Annotated[list[str], typer.Option(
+        "--target", "-t", metavar="METRIC=VALUE", help="A figure to meet (repeatable; all "
+        "must hold): mu=V, advantage=V, tpr@FPR=V (TPR at that FPR at most V), "
+        "beta@ALPHA=V (β at that α at least V), epsilon@DELTA=V.", show_default=False)],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the calibrated spec here (comments, "
+        "order and layout kept; only the value changes).", show_default=False)] = None,
+    in_place: Annotated[bool, typer.Option(
+        "--in-place", help="Write the calibrated value into SPEC itself.")] = False,
+    output_format: Annotated[CalibrateFormat, typer.Option(
+        "--format", "-f", help="text: the value, what it achieves and the change; json: "
+        "the same for scripts.", case_sensitive=False)] = CalibrateFormat.text,
+) -> None:
+    """Find the least private value of one field that meets every target.
+
+    Noise goes up, steps, rates and ε down: the direction comes from the field. The
+    value is written with 4 significant digits (whole numbers exactly), was evaluated
+    by the same pessimistic accounting as `render` and met every target, and the next
+    value towards less privacy was evaluated and missed one (Kulynych et al.,
+    "Attack-aware noise calibration for differential privacy", NeurIPS 2024).
+    Exit 0 with the value; 2 when no value meets the targets (with what the most
+    private value achieves) or the input is bad.
+    """
+    from privspec.cli.app import _OPTIONS, _fail, _load_all_or_exit, _write_atomically
+    from privspec.errors import EvaluationError
+    from privspec.spec.editing import with_number, written_number
+    from privspec.workflows.calibration import CalibrationError
+    from privspec.workflows.calibration import calibrate as run
+
+    if output is not None and in_place:
+        raise _fail("calibrate", "give either --output or --in-place, not both")
+    _load_all_or_exit([spec])
+    try:
+        with open(spec, encoding="utf-8") as handle:
+            text = handle.read()
+        calibration = run(spec, vary, target, memory_budget=_OPTIONS.memory_budget)
+    except CalibrationError as error:
+        raise _fail("calibrate", f"{spec}: {error}") from None
+    except EvaluationError as error:
+        raise _fail("calibrate", f"{spec}: cannot evaluate: {error}") from None
+    knob = calibration.knob
+    previous = written_number(int(knob.value) if knob.integer else knob.value)
+    if not knob.written:
+        previous += " (its default)"
+    from privspec.spec.loader import position_of
+
+    position = position_of(spec, knob.path)
+    destination = spec if in_place else output
+    if destination is not None:
+        try:
+            edited = with_number(text, knob.path, calibration.value)
+        except ValueError as error:
+            raise _fail("calibrate", f"{spec}: cannot write the value into the file "
+                            f"as it is laid out ({error}); set {knob} to "
+                            f"{written_number(calibration.value)} by hand") from None
+        _write_atomically({destination: edited})
+    if output_format is CalibrateFormat.json:
+        typer.echo(_json(calibration, spec, knob.value))
+    else:
+        typer.echo(_text(calibration, spec, previous, position[0] if position else None))
+    if destination is not None:
+        print(f"wrote {destination}", file=sys.stderr)

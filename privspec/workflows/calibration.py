@@ -1,0 +1,475 @@
+"""Calibration: the least private value of one field that still meets every target.
+
+``calibrate(spec, vary=PATH, targets=["mu=1", …])`` searches one field privacy depends
+on (``privspec.spec.knobs``) for the value at the edge of the targets, as the report
+would state it.  It is sound by construction:
+
+* every value tried is on the grid the result is written with (4 significant digits,
+  or whole numbers), and the one returned was evaluated by the same pessimistic
+  pipeline as ``render`` and met every target; the next grid value towards less privacy
+  was evaluated too and missed one, so the answer is tight to the grid;
+* nothing is interpolated into the answer: interpolation only chooses what to try next.
+
+The search is in log scale, seeded by how the figures scale with the field (μ ∝ 1/σ,
+∝ √steps, ∝ q) and then by secants between the values tried (Kulynych et al.,
+"Attack-aware noise calibration for differential privacy", NeurIPS 2024, calibrate to
+the risk a report states rather than to ε).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import TYPE_CHECKING, Any, Literal
+
+from privspec.errors import PrivspecError
+from privspec.spec.knobs import Knob, resolve, with_value
+
+if TYPE_CHECKING:
+    from privspec.report.model import Report
+    from privspec.spec.models import Spec
+
+#: Significant digits of a calibrated value that is not a whole number.
+SIGNIFICANT_DIGITS = 4
+#: The search looks at most this factor away from the spec's value, either way.
+SPAN = 1e6
+#: Evaluations before the search gives up (it needs about 5 to 10).
+MAX_EVALUATIONS = 40
+#: The coarse search stops once its bracket is within this (log) width, about 2 %.
+ROUGH_TOLERANCE = 0.02
+#: How much coarser the first search's grid is than the spec's.
+ROUGH_FACTOR = 10.0
+
+
+def _coarser(model: Spec) -> Spec:
+    """``model`` with a discretization ``ROUGH_FACTOR`` times its own (or the one
+    privspec would choose), at most the coarsest allowed."""
+    from privspec.numerics.accounting import chosen_discretization
+
+    accounting = model.accounting
+    h = (accounting.discretization if "discretization" in accounting.model_fields_set
+         else min(accounting.discretization, chosen_discretization(model)))
+    coarse = min(0.1, ROUGH_FACTOR * h)
+    return model.model_copy(update={"accounting": accounting.model_copy(
+        update={"discretization": coarse})})
+
+Metric = Literal["mu", "advantage", "tpr", "beta", "epsilon"]
+#: What each metric means, for messages and help: (needs "@…", bound side, words).
+METRICS: dict[str, tuple[str | None, str, str]] = {
+    "mu": (None, "at most", "μ of the tightest μ-GDP guarantee"),
+    "advantage": (None, "at most", "the best attack's advantage TPR − FPR"),
+    "tpr": ("FPR", "at most", "the highest attack TPR at that FPR"),
+    "beta": ("ALPHA", "at least", "the lowest attack FNR β at that FPR α"),
+    "epsilon": ("DELTA", "at most", "ε at that δ"),
+}
+
+
+class CalibrationError(PrivspecError):
+    """A calibration that cannot be done: a bad target or path, or no value meets the
+    targets (``best`` then says what the most private value allowed achieves)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """``metric[@at] = value``: an upper bound on μ, advantage, TPR or ε; a lower
+    bound on β."""
+
+    metric: Metric
+    value: float
+    at: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        """``mu=1``, ``advantage=0.1``, ``tpr@1e-3=0.01``, ``beta@0.01=0.9``,
+        ``epsilon@1e-5=3``; CalibrationError saying what is allowed."""
+        allowed = ("allowed: mu=V, advantage=V, tpr@FPR=V, beta@ALPHA=V, epsilon@DELTA=V "
+                   "(for example mu=1 or epsilon@1e-5=8)")
+        name, equals, number = text.partition("=")
+        metric, at_sign, at_text = name.strip().partition("@")
+        metric = metric.strip().lower()
+        try:
+            value = float(number)
+            at = float(at_text) if at_sign else None
+        except ValueError:
+            raise CalibrationError(f"target {text!r}: not a number; {allowed}") from None
+        if not equals or metric not in METRICS:
+            raise CalibrationError(f"target {text!r}: {allowed}")
+        needs = METRICS[metric][0]
+        if (needs is None) != (at is None):
+            raise CalibrationError(f"target {text!r}: {metric} "
+                                   + (f"needs @{needs}" if needs else "takes no @") + f"; {allowed}")
+        if at is not None and not 0 < at < 1:
+            raise CalibrationError(f"target {text!r}: {needs} must be between 0 and 1")
+        if not math.isfinite(value) or value <= 0 or (metric != "mu" and metric != "epsilon"
+                                                       and value >= 1):
+            bound = "above 0" if metric in ("mu", "epsilon") else "between 0 and 1"
+            raise CalibrationError(f"target {text!r}: the value must be {bound}")
+        return cls(metric, value, at)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        at = f"@{self.at:g}" if self.at is not None else ""
+        return f"{self.metric}{at}={self.value:g}"
+
+    @property
+    def upper(self) -> bool:
+        """The target bounds its figure from above (all but β)."""
+        return self.metric != "beta"
+
+    @property
+    def name(self) -> str:
+        """The figure in words: ``μ``, ``ε at δ = 10⁻⁵``, ``TPR at FPR 0.001``…"""
+        from privspec.report import formatting as fmt
+
+        at = "" if self.at is None else fmt.fmt_given(self.at)
+        return {"mu": "μ", "advantage": "the best attack's advantage",
+                "epsilon": f"ε at δ = {at}", "tpr": f"TPR at FPR {at}",
+                "beta": f"β at α = {at}"}[self.metric]
+
+    def measure(self, report: Report) -> float:
+        """The figure of ``report`` this target bounds (∞ where the report has none)."""
+        if self.metric == "mu":
+            return math.inf if report.gdp.mu is None else report.gdp.mu
+        if self.metric == "advantage":
+            return report.gdp.advantage
+        if self.metric == "epsilon":
+            epsilon = next(e.epsilon for e in report.epsilons if e.delta == self.at)
+            return math.inf if epsilon is None else epsilon
+        row = next(r for r in report.tradeoff if r.alpha == self.at)
+        return float(row.tpr if self.metric == "tpr" else row.beta)
+
+    def excess(self, report: Report) -> float:
+        """How far ``report`` is from meeting this target, as a ratio: at most 1 when it
+        meets it (figure/target for upper bounds, target/figure for β)."""
+        figure = self.measure(report)
+        if self.metric == "beta":
+            return math.inf if figure <= 0 else self.value / figure
+        return figure / self.value
+
+
+@dataclass(frozen=True)
+class _Point:
+    """One value tried: its report (None when the spec is invalid there or refused) and
+    the largest ``excess`` over the targets."""
+
+    value: float | int
+    report: Report | None
+    excess: float
+
+    @property
+    def meets(self) -> bool:
+        return self.report is not None and self.excess <= 1
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The calibrated value, what it achieves, and how it was found."""
+
+    knob: Knob
+    value: float | int
+    report: Report
+    spec: Spec
+    data: dict[str, Any]
+    targets: tuple[Target, ...]
+    binding: Target  # the target closest to its limit at ``value``
+    evaluations: int  # by the spec's own pipeline
+    neighbour: float | int | None  # the next value towards less privacy (misses a target)
+    limited_by_domain: bool = False  # the least private value allowed meets every target
+    figures: dict[str, float] = field(default_factory=dict)  # each target's figure
+    rough_evaluations: int = 0  # on a coarser grid, to start near the answer
+
+
+def _on_grid(value: float, knob: Knob, up: bool) -> float | int:
+    """``value`` rounded up or down to a whole number or to ``SIGNIFICANT_DIGITS``."""
+    if knob.integer:
+        return max(1, math.ceil(value - 1e-9) if up else math.floor(value + 1e-9))
+    exact = Decimal(repr(float(value)))
+    exponent = exact.adjusted() - (SIGNIFICANT_DIGITS - 1)
+    digits = exact.scaleb(-exponent).to_integral_value(ROUND_CEILING if up else ROUND_FLOOR)
+    return float(digits.scaleb(exponent))
+
+
+def _step(value: float | int, knob: Knob, up: bool) -> float | int:
+    """The next grid value above or below ``value`` (a grid value)."""
+    if knob.integer:
+        return max(1, int(value) + (1 if up else -1))
+    exact = Decimal(repr(float(value)))
+    exponent = exact.adjusted() - (SIGNIFICANT_DIGITS - 1)
+    unit = Decimal(1).scaleb(exponent)
+    if not up and exact.scaleb(-exponent) == Decimal(10) ** (SIGNIFICANT_DIGITS - 1):
+        unit = unit / 10  # 1.000 → 0.9999
+    return float(exact + unit if up else exact - unit)
+
+
+#: d log(figure) / d log(value), roughly, by field: the first guess of the search.
+def _slope_guess(knob: Knob) -> float:
+    if knob.direction == 1:
+        return -1.0  # μ ∝ Δ/σ
+    if knob.field in ("steps", "count", "repeat", "epochs"):
+        return 0.5  # μ ∝ √runs
+    return 1.0  # μ ∝ q, ε, Δ
+
+
+class _Search:
+    """The points tried, towards the least private grid value that meets the targets.
+
+    Values are compared by privacy: for a field that protects (noise) larger is more
+    private, for one that exposes (runs, ε) smaller is."""
+
+    def __init__(self, knob: Knob, start: float | int,
+                 evaluate_at: Callable[[float | int], _Point],
+                 targets: Sequence[Target] = ()) -> None:
+        self.knob = knob
+        self.targets = targets
+        self.evaluate_at = evaluate_at
+        self.points: dict[float | int, _Point] = {}
+        self.recent: list[_Point] = []  # valid points with finite figures, latest last
+        self.start = start
+        self.slope = _slope_guess(knob)  # d log(excess) / d log(value), as learned
+
+    def at(self, value: float | int) -> _Point:
+        if value not in self.points:
+            if len(self.points) >= MAX_EVALUATIONS:
+                raise CalibrationError(
+                    f"no value of {self.knob} settled within {MAX_EVALUATIONS} evaluations "
+                    "(the figures do not change monotonically with it); please report this "
+                    "spec as a bug")
+            point = self.points[value] = self.evaluate_at(value)
+            if point.report is not None and 0 < point.excess < math.inf:
+                self.learn(point)
+                self.recent.append(point)
+        return self.points[value]
+
+    # -- the order of values by privacy --------------------------------------
+
+    def more_private(self, a: float | int, b: float | int) -> bool:
+        return (a > b) if self.knob.direction == 1 else (a < b)
+
+    def step(self, value: float | int, towards_privacy: bool) -> float | int:
+        return _step(value, self.knob, up=(self.knob.direction == 1) == towards_privacy)
+
+    def grid(self, value: float) -> float | int:
+        """``value`` rounded to the grid on its more private side."""
+        return _on_grid(value, self.knob, up=self.knob.direction == 1)
+
+    def end(self, towards_privacy: bool) -> float | int:
+        """The end of the search span that way."""
+        up = (self.knob.direction == 1) == towards_privacy
+        far = float(self.start) * (SPAN if up else 1 / SPAN)
+        return _on_grid(far, self.knob, up=not up)
+
+    def extreme(self, points: list[_Point], most_private: bool) -> _Point | None:
+        chosen = None
+        for point in points:
+            if chosen is None or self.more_private(point.value, chosen.value) == most_private:
+                chosen = point
+        return chosen
+
+    # -- where to look next ---------------------------------------------------
+
+    def learn(self, point: _Point) -> None:
+        """Update the slope d log(excess) / d log(value) from ``point`` and the point
+        tried nearest to the targets before it (kept when the sign is unexpected)."""
+        others = [p for p in self.recent if p.value != point.value
+                  and p.excess != point.excess]
+        if not others:
+            return
+        other = min(others, key=lambda p: abs(math.log(p.excess)))
+        measured = ((math.log(point.excess) - math.log(other.excess))
+                    / (math.log(point.value) - math.log(other.value)))
+        if measured * self.slope > 0:
+            self.slope = measured
+
+    def aim(self) -> float:
+        """Where the figures meet the targets (log excess 0), from the point tried
+        nearest to them and the slope learned so far (at first the field's usual one)."""
+        toward = min(self.recent, key=lambda p: abs(math.log(p.excess)))
+        log_factor = -math.log(toward.excess) / self.slope
+        return float(toward.value) * math.exp(min(math.log(1000.0), max(-math.log(1000.0),
+                                                                         log_factor)))
+
+    def illinois(self, best: _Point, miss: _Point) -> float:
+        """Inside a bracket: where the line through its ends in log-log scale crosses
+        the targets, the end kept twice in a row weighted down each time (the Illinois
+        rule, so that neither end sticks); the middle when an end has no figure."""
+        if miss.report is None or not math.isfinite(miss.excess) or best.excess <= 0:
+            return math.sqrt(float(best.value) * float(miss.value))
+        sides = [p.meets for p in self.recent]
+        stuck = 0  # how many times in a row the same side was replaced, before the last
+        for side in reversed(sides[:-1]):
+            if side != sides[-1]:
+                break
+            stuck += 1
+        # log excess, capped at ±1: a figure far off (β near 0) would pin the line
+        low, high = (max(-1.0, min(1.0, math.log(p.excess))) for p in (best, miss))
+        if sides and sides[-1]:  # the meeting end was replaced: the missing one stuck
+            high *= 0.5**stuck
+        else:
+            low *= 0.5**stuck
+        u, v = math.log(float(best.value)), math.log(float(miss.value))
+        if not high > 0 > low:
+            return math.exp((u + v) / 2)
+        return math.exp(u + (v - u) * (-low) / (high - low))
+
+    def between(self, aim: float, inner: float | int, outer: float | int) -> float | int | None:
+        """A grid value strictly between ``inner`` and ``outer`` (either order of privacy)
+        near ``aim``, or None when they are neighbours."""
+        candidate = self.grid(aim)
+        towards_outer = self.more_private(outer, inner)
+        if self.more_private(candidate, inner) != towards_outer or candidate == inner:
+            candidate = self.step(inner, towards_outer)
+        if self.more_private(outer, candidate) != towards_outer or candidate == outer:
+            candidate = self.step(outer, not towards_outer)
+        if candidate in (inner, outer) or (self.more_private(candidate, inner) != towards_outer):
+            return None
+        return candidate
+
+
+def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None]:
+    """The least private point that meets the targets and its less private neighbour,
+    which misses one (or the spec does not allow it; None at the end of the span).
+    With a ``tolerance``, stop once the two are within that factor (log scale)."""
+    search.at(search.start)
+    while True:
+        meets = [p for p in search.points.values() if p.meets]
+        best = search.extreme(meets, most_private=False)
+        if best is not None:
+            beyond = [p for p in search.points.values()
+                      if not p.meets and search.more_private(best.value, p.value)]
+            miss = search.extreme(beyond, most_private=True)
+            if miss is None:  # all tried meet the targets: less privacy
+                end = search.end(towards_privacy=False)
+                if best.value == end:
+                    return best, None
+                inside = search.between(search.aim(), best.value, end)
+                candidate = end if inside is None else inside
+            else:
+                log_width = abs(math.log(float(miss.value)) - math.log(float(best.value)))
+                if (miss.value == search.step(best.value, towards_privacy=False)
+                        or log_width < tolerance):
+                    return best, miss
+                inside = search.between(search.illinois(best, miss), best.value, miss.value)
+                if inside is None:
+                    return best, miss
+                candidate = inside
+        else:  # nothing meets them yet: more privacy, up to what the spec allows
+            valid = [p for p in search.points.values() if p.report is not None]
+            known = search.extreme(valid, most_private=True)
+            if known is None:
+                raise _unreachable(search, None)
+            walls = [p for p in search.points.values() if p.report is None
+                     and search.more_private(p.value, known.value)]
+            wall = search.extreme(walls, most_private=False)
+            outer = wall.value if wall is not None else search.end(towards_privacy=True)
+            aim = search.aim() if 0 < known.excess < math.inf else float(known.value)
+            if known.value == outer:
+                raise _unreachable(search, known)
+            inside = search.between(aim, known.value, outer)
+            candidate = outer if inside is None else inside
+        search.at(candidate)
+
+
+def _unreachable(search: _Search, most_private: _Point | None) -> CalibrationError:
+    """No value meets the targets: say so, with what the most private value achieves."""
+    knob = search.knob
+    if most_private is None or most_private.report is None:
+        return CalibrationError(f"no value of {knob} could be evaluated near "
+                                f"{search.start:g}")
+    from privspec.report import formatting as fmt
+
+    report = most_private.report
+    missed = "; ".join(f"{t.name} = {fmt.format_number(t.measure(report), 'up' if t.upper else 'down')}"
+                       f" (target {'≤' if t.upper else '≥'} {t.value:g})"
+                       for t in search.targets if t.excess(report) > 1)
+    return CalibrationError(
+        f"no value of {knob} meets the targets: at {most_private.value:g}, the most private "
+        f"value tried, {missed}; the rest of the mechanism already spends that much. Relax "
+        "the target, or calibrate a field of the part that dominates")
+
+
+def _with_report_points(data: dict[str, Any], targets: Sequence[Target]) -> dict[str, Any]:
+    """Spec data whose report also states the figures the targets bound (their α and δ
+    added to its table and ε list; the accounting is unchanged)."""
+    report = dict(data.get("report") or {})
+    from privspec.spec.models import DEFAULT_ALPHAS, DEFAULT_DELTAS
+
+    alphas = list(report.get("alphas", DEFAULT_ALPHAS))
+    deltas = list(report.get("deltas", DEFAULT_DELTAS))
+    for target in targets:
+        if target.metric in ("tpr", "beta") and target.at not in alphas:
+            alphas.append(target.at)
+        if target.metric == "epsilon" and target.at not in deltas:
+            deltas.append(target.at)
+    report["alphas"], report["deltas"] = sorted(alphas), deltas
+    return {**data, "report": report}
+
+
+def calibrate(spec: str | dict[str, Any], vary: str, targets: Sequence[str | Target],
+              memory_budget: float | None = None) -> Calibration:
+    """The least private value of the field ``vary`` names that meets every target.
+
+    ``spec`` is a spec file's path or its data (as read from YAML); ``targets`` are
+    ``Target``s or their text (``mu=1``, ``epsilon@1e-5=8``, …).  Raises
+    CalibrationError (a bad path or target, or no value meets them) or the spec's
+    own SpecError / EvaluationError."""
+    from privspec.errors import EvaluationError
+    from privspec.report.evaluation import evaluate
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.knobs import KnobError
+    from privspec.spec.loader import load_spec, load_yaml_text, spec_from_data
+
+    if isinstance(spec, dict):
+        data = spec
+    else:
+        load_spec(spec)  # every problem of the file, located, before anything else
+        with open(spec, encoding="utf-8") as handle:
+            data = load_yaml_text(handle.read(), str(spec))
+    parsed = tuple(t if isinstance(t, Target) else Target.parse(t) for t in targets)
+    if not parsed:
+        raise CalibrationError("give at least one target, such as mu=1")
+    try:
+        knob = resolve(data, vary)
+    except KnobError as error:
+        raise CalibrationError(str(error)) from None
+    measured = _with_report_points(data, parsed)
+
+    def evaluator(coarse: bool) -> Callable[[float | int], _Point]:
+        def evaluate_at(value: float | int) -> _Point:
+            try:
+                model = spec_from_data(with_value(measured, knob.path, value))
+            except SpecError:
+                return _Point(value, None, math.inf)  # the spec does not allow it
+            if coarse:
+                model = _coarser(model)
+            try:
+                report = evaluate(model, memory_budget=memory_budget)
+            except EvaluationError:  # refused there: no figure, so no claim
+                return _Point(value, None, math.inf)
+            return _Point(value, report, max(t.excess(report) for t in parsed))
+        return evaluate_at
+
+    start = int(knob.value) if knob.integer else knob.value
+    # First on a coarser grid (pessimistic, several times cheaper) to about 2 %, then
+    # on the spec's own from there: only the spec's own pipeline gives the answer.
+    rough = _Search(knob, start, evaluator(coarse=True), parsed)
+    search = _Search(knob, start, evaluator(coarse=False), parsed)
+    try:
+        first = rough.at(start)
+        if first.report is not None and first.report.accounting.tail_mass_truncation > 0:
+            near, _ = _run(rough, tolerance=ROUGH_TOLERANCE)
+            search = _Search(knob, near.value, evaluator(coarse=False), parsed)
+            search.slope = rough.slope
+    except CalibrationError:
+        pass  # the coarse grid may miss what the spec's own meets
+    best, neighbour = _run(search)
+    at_end = neighbour is None or neighbour.report is None
+    assert best.report is not None
+    final = with_value(data, knob.path, best.value)
+    binding = max(parsed, key=lambda t: t.excess(best.report))  # type: ignore[arg-type]
+    return Calibration(
+        knob=knob, value=best.value, report=best.report, spec=spec_from_data(final),
+        data=final, targets=parsed, binding=binding, evaluations=len(search.points),
+        neighbour=None if neighbour is None else neighbour.value, limited_by_domain=at_end,
+        rough_evaluations=len(rough.points),
+        figures={str(t): t.measure(best.report) for t in parsed})
