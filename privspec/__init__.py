@@ -7,7 +7,9 @@ The numerical stack (numpy, scipy, dp-accounting) is imported only when
 For training scripts: ``privspec.spec_from_dpsgd(noise_multiplier=..., batch_size=...,
 dataset_size=..., steps=..., title=...)`` builds a spec, ``privspec.spec_to_yaml(spec)``
 writes it as a file, and ``privspec.report.render.render(report, "markdown")`` renders a report
-(``privspec.workflows.builders``; imported on first use).
+(``privspec.workflows.builders``; imported on first use).  ``privspec.calibrate(spec,
+vary="noise_multiplier", targets=["mu=1"])`` finds the least private value of a field
+that meets the targets (``privspec.workflows.calibration``).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ if TYPE_CHECKING:
     from privspec.report.model import Report
     from privspec.spec.models import Spec
     from privspec.workflows.builders import spec_from_dpsgd, spec_to_yaml
+    from privspec.workflows.calibration import calibrate
 
 #: Names imported from their module on first use (PEP 562), to keep ``import privspec`` light.
-_LAZY = {"spec_from_dpsgd": "privspec.workflows.builders", "spec_to_yaml": "privspec.workflows.builders"}
+_LAZY = {"spec_from_dpsgd": "privspec.workflows.builders", "spec_to_yaml": "privspec.workflows.builders",
+         "calibrate": "privspec.workflows.calibration"}
 
 
 def __getattr__(name: str) -> Any:
@@ -40,4 +44,4 @@ def evaluate(spec: Spec | str | Any, **kwargs: Any) -> Report:
     return _evaluate(spec, **kwargs)
 
 
-__all__ = ["__version__", "evaluate", "spec_from_dpsgd", "spec_to_yaml"]
+__all__ = ["__version__", "calibrate", "evaluate", "spec_from_dpsgd", "spec_to_yaml"]

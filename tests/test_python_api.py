@@ -128,8 +128,10 @@ def test_import_privspec_stays_light() -> None:
         " title='t')\n"
         "privspec.spec_to_yaml(spec)\n"
         "assert not {'numpy', 'scipy', 'dp_accounting'} & set(sys.modules)\n"
-        "assert privspec.__all__ == ['__version__', 'evaluate', 'spec_from_dpsgd', "
-        "'spec_to_yaml']\n"
+        "assert privspec.__all__ == ['__version__', 'calibrate', 'evaluate', "
+        "'spec_from_dpsgd', 'spec_to_yaml']\n"
+        "privspec.calibrate\n"
+        "assert not {'numpy', 'scipy', 'dp_accounting'} & set(sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)

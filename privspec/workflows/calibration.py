@@ -19,6 +19,7 @@ the risk a report states rather than to ε).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
@@ -140,9 +141,12 @@ class Target:
         return float(row.tpr if self.metric == "tpr" else row.beta)
 
     def excess(self, report: Report) -> float:
-        """How far ``report`` is from meeting this target, as a ratio: at most 1 when it
-        meets it (figure/target for upper bounds, target/figure for β)."""
-        figure = self.measure(report)
+        """How far ``report`` is from meeting this target (``ratio`` of its figure)."""
+        return self.ratio(self.measure(report))
+
+    def ratio(self, figure: float) -> float:
+        """At most 1 when ``figure`` meets this target: figure/target for upper bounds,
+        target/figure for β."""
         if self.metric == "beta":
             return math.inf if figure <= 0 else self.value / figure
         return figure / self.value
@@ -405,11 +409,12 @@ def _with_report_points(data: dict[str, Any], targets: Sequence[Target]) -> dict
     return {**data, "report": report}
 
 
-def calibrate(spec: str | dict[str, Any], vary: str, targets: Sequence[str | Target],
-              memory_budget: float | None = None) -> Calibration:
+def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
+              targets: Sequence[str | Target], memory_budget: float | None = None
+              ) -> Calibration:
     """The least private value of the field ``vary`` names that meets every target.
 
-    ``spec`` is a spec file's path or its data (as read from YAML); ``targets`` are
+    ``spec`` is a ``Spec``, a spec file's path or its data (as YAML holds it); ``targets`` are
     ``Target``s or their text (``mu=1``, ``epsilon@1e-5=8``, …).  Raises
     CalibrationError (a bad path or target, or no value meets them) or the spec's
     own SpecError / EvaluationError."""
@@ -418,8 +423,11 @@ def calibrate(spec: str | dict[str, Any], vary: str, targets: Sequence[str | Tar
     from privspec.spec.diagnostics import SpecError
     from privspec.spec.knobs import KnobError
     from privspec.spec.loader import load_spec, load_yaml_text, spec_from_data
+    from privspec.spec.models import Spec
 
-    if isinstance(spec, dict):
+    if isinstance(spec, Spec):
+        data = spec.model_dump(mode="json", exclude_unset=True)
+    elif isinstance(spec, dict):
         data = spec
     else:
         load_spec(spec)  # every problem of the file, located, before anything else
