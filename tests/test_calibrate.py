@@ -253,3 +253,55 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
 def test_python_api() -> None:
     result = privspec.calibrate(DPSGD, vary="steps", targets=["mu=1"])
     assert isinstance(result.value, int) and result.report.gdp.mu is not None
+
+
+def _kind(mechanism: dict[str, Any], relation: str = "add-or-remove") -> dict[str, Any]:
+    return {**_spec(mechanism), "neighbouring": relation}
+
+
+@pytest.mark.parametrize(("data", "vary", "target"), [
+    (_kind({"laplace": {"scale": 1.0}}), "scale", "mu=0.5"),
+    (_kind({"laplace": {"scale": 1.0, "sensitivity": 1.0}}), "sensitivity", "advantage=0.1"),
+    (_kind({"randomized_response": {"flip_probability": 0.25, "categories": 2}},
+           "replace-one"), "flip_probability", "mu=0.5"),
+    (_kind({"randomized_response": {"flip_probability": 0.25, "categories": 2}},
+           "replace-one"), "flip_probability", "mu=0.001"),  # near its limit 1/2
+    (_kind({"randomized_response": {"epsilon": 2.0, "categories": 4}}, "replace-one"),
+     "epsilon", "tpr@0.01=0.05"),
+    (_kind({"discrete_gaussian": {"rho": 0.5}}), "rho", "mu=0.5"),
+    (_kind({"discrete_laplace": {"scale": 2.0}}), "scale", "epsilon@1e-6=0.3"),
+    (_kind({"repeat": {"count": 100, "mechanism": {"pure_dp": {"epsilon": 0.1}}}}), "count",
+     "mu=2"),
+    (_kind({"approximate_dp": {"epsilon": 1.0, "delta": 1e-6}}), "epsilon",
+     "epsilon@1e-5=0.5"),
+    (_kind({"dpsgd": {"noise_multiplier": 1.0, "batch_size": 256, "dataset_size": 60000,
+                      "epochs": 10}}), "epochs", "mu=1"),
+    (_kind({"dpsgd": {"noise_multiplier": 1.0, "batch_size": 256, "dataset_size": 60000,
+                      "epochs": 10}}), "dataset_size", "mu=1"),
+    (_kind({"fixed_size_sampled": {"batch_size": 100, "dataset_size": 10000,
+                                   "mechanism": {"gaussian": {"sigma": 1.0}}}}, "replace-one"),
+     "batch_size", "mu=0.5"),
+])
+def test_other_mechanisms_meet_their_target_and_the_next_value_misses(
+        data: dict[str, Any], vary: str, target: str) -> None:
+    result = calibrate(data, vary, [target])
+    parsed = Target.parse(target)
+    assert parsed.excess(result.report) <= 1
+    assert result.evaluations + result.rough_evaluations <= 20
+    assert result.neighbour is not None
+    from privspec.spec.knobs import with_value
+
+    missed = _figure(with_value(data, result.knob.path, result.neighbour), target)
+    assert parsed.ratio(missed) > 1
+
+
+def test_the_end_of_what_a_field_allows_is_tried_directly() -> None:
+    data = _kind({"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 10000}})
+    result = calibrate(data, "steps", ["mu=100"])
+    assert result.value == 10_000_000 and result.limited_by_domain
+    assert result.evaluations + result.rough_evaluations <= 4
+
+
+def test_a_search_span_too_short_says_so() -> None:
+    with pytest.raises(CalibrationError, match=r"within a factor of 1e\+06"):
+        calibrate(_kind({"gaussian": {"sigma": 1.0}}), "sigma", ["mu=1e-9"])

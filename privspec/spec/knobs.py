@@ -43,6 +43,11 @@ class Knob:
     integer: bool
     written: bool
     stage_name: str | None = None  # the named compose stage it is in, if any
+    #: The field's own limits (None: unbounded), and whether each is allowed itself.
+    lowest: float | None = None
+    highest: float | None = None
+    lowest_allowed: bool = True
+    highest_allowed: bool = True
 
     @property
     def field(self) -> str:
@@ -61,6 +66,32 @@ def _is_integer(model: type[BaseModel], name: str) -> bool:
                for option in options)
 
 
+def _constraints(model: type[BaseModel], name: str) -> list[Any]:
+    """The annotated-types constraints of a field (Gt, Ge, Lt, Le), however nested."""
+    info = model.model_fields[name]
+    found = list(info.metadata)
+    pending = [info.annotation]
+    while pending:
+        annotation = pending.pop()
+        for argument in get_args(annotation):
+            found.extend(getattr(argument, "metadata", []))
+            pending.append(argument)
+    return found
+
+
+def _limits(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """The Knob fields of a field's limits."""
+    limits: dict[str, Any] = {}
+    for constraint in _constraints(model, name):
+        for attribute, key, allowed in (("ge", "lowest", True), ("gt", "lowest", False),
+                                        ("le", "highest", True), ("lt", "highest", False)):
+            bound = getattr(constraint, attribute, None)
+            if bound is not None:
+                limits[key] = float(bound)
+                limits[f"{key}_allowed"] = allowed
+    return limits
+
+
 def _knobs_of_block(block: dict[str, Any], model: type[BaseModel], path: Path,
                     stage_name: str | None) -> list[Knob]:
     out = []
@@ -70,7 +101,7 @@ def _knobs_of_block(block: dict[str, Any], model: type[BaseModel], path: Path,
         if direction is None or isinstance(value, bool) or not isinstance(value, int | float):
             continue  # not a privacy parameter, or an alternative the spec does not use
         out.append(Knob((*path, name), float(value), direction, _is_integer(model, name),
-                        name in block, stage_name))
+                        name in block, stage_name, **_limits(model, name)))
     return out
 
 

@@ -258,10 +258,17 @@ class _Search:
         return _on_grid(value, self.knob, up=self.knob.direction == 1)
 
     def end(self, towards_privacy: bool) -> float | int:
-        """The end of the search span that way."""
-        up = (self.knob.direction == 1) == towards_privacy
+        """The end of the search span that way: ``SPAN`` from the start, or the field's
+        own limit when nearer (the grid value next to it when the limit is excluded)."""
+        knob = self.knob
+        up = (knob.direction == 1) == towards_privacy
         far = float(self.start) * (SPAN if up else 1 / SPAN)
-        return _on_grid(far, self.knob, up=not up)
+        limit, allowed = ((knob.highest, knob.highest_allowed) if up
+                          else (knob.lowest, knob.lowest_allowed))
+        if limit is None or (far < limit if up else far > limit):
+            return _on_grid(far, knob, up=not up)
+        edge = _on_grid(limit, knob, up=not up)
+        return edge if allowed or edge != limit else _step(edge, knob, up=not up)
 
     def extreme(self, points: list[_Point], most_private: bool) -> _Point | None:
         chosen = None
@@ -297,6 +304,8 @@ class _Search:
         """Inside a bracket: where the line through its ends in log-log scale crosses
         the targets, the end kept twice in a row weighted down each time (the Illinois
         rule, so that neither end sticks); the middle when an end has no figure."""
+        if best.excess == 1:  # exactly at the targets: its neighbour decides
+            return float(best.value)
         if miss.report is None or not math.isfinite(miss.excess) or best.excess <= 0:
             return math.sqrt(float(best.value) * float(miss.value))
         sides = [p.meets for p in self.recent]
@@ -317,17 +326,24 @@ class _Search:
         return math.exp(u + (v - u) * (-low) / (high - low))
 
     def between(self, aim: float, inner: float | int, outer: float | int) -> float | int | None:
-        """A grid value strictly between ``inner`` and ``outer`` (either order of privacy)
-        near ``aim``, or None when they are neighbours."""
-        candidate = self.grid(aim)
+        """A grid value strictly between ``inner`` (a point tried) and ``outer`` near
+        ``aim``: ``inner``'s neighbour when the aim is at or behind ``inner``, the middle
+        (log scale) when it is at or beyond ``outer``; None when they are neighbours."""
         towards_outer = self.more_private(outer, inner)
-        if self.more_private(candidate, inner) != towards_outer or candidate == inner:
-            candidate = self.step(inner, towards_outer)
-        if self.more_private(outer, candidate) != towards_outer or candidate == outer:
-            candidate = self.step(outer, not towards_outer)
-        if candidate in (inner, outer) or (self.more_private(candidate, inner) != towards_outer):
-            return None
-        return candidate
+
+        def inside(value: float | int) -> bool:
+            return (value not in (inner, outer)
+                    and self.more_private(value, inner) == towards_outer
+                    and self.more_private(outer, value) == towards_outer)
+
+        candidate = self.grid(aim)
+        if not inside(candidate):
+            past_outer = candidate == outer or self.more_private(candidate, outer) == towards_outer
+            candidate = (self.grid(math.sqrt(float(inner) * float(outer))) if past_outer
+                         else self.step(inner, towards_outer))
+            if not inside(candidate):
+                candidate = self.step(inner, towards_outer)
+        return candidate if inside(candidate) else None
 
 
 def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None]:
@@ -346,7 +362,9 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
                 end = search.end(towards_privacy=False)
                 if best.value == end:
                     return best, None
-                inside = search.between(search.aim(), best.value, end)
+                aim = search.grid(search.aim())
+                inside = (None if not search.more_private(aim, end)  # at or past the end
+                          else search.between(aim, best.value, end))
                 candidate = end if inside is None else inside
             else:
                 log_width = abs(math.log(float(miss.value)) - math.log(float(best.value)))
@@ -368,14 +386,17 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
             outer = wall.value if wall is not None else search.end(towards_privacy=True)
             aim = search.aim() if 0 < known.excess < math.inf else float(known.value)
             if known.value == outer:
-                raise _unreachable(search, known)
-            inside = search.between(aim, known.value, outer)
+                raise _unreachable(search, known, spanned=wall is None)
+            past_end = wall is None and not search.more_private(outer, search.grid(aim))
+            inside = None if past_end else search.between(aim, known.value, outer)
             candidate = outer if inside is None else inside
         search.at(candidate)
 
 
-def _unreachable(search: _Search, most_private: _Point | None) -> CalibrationError:
-    """No value meets the targets: say so, with what the most private value achieves."""
+def _unreachable(search: _Search, most_private: _Point | None,
+                 spanned: bool = False) -> CalibrationError:
+    """No value meets the targets: say so, with what the most private value achieves
+    (``spanned``: it is the end of the search span, or of what the field allows)."""
     knob = search.knob
     if most_private is None or most_private.report is None:
         return CalibrationError(f"no value of {knob} could be evaluated near "
@@ -383,13 +404,24 @@ def _unreachable(search: _Search, most_private: _Point | None) -> CalibrationErr
     from privspec.report import formatting as fmt
 
     report = most_private.report
-    missed = "; ".join(f"{t.name} = {fmt.format_number(t.measure(report), 'up' if t.upper else 'down')}"
-                       f" (target {'≤' if t.upper else '≥'} {t.value:g})"
-                       for t in search.targets if t.excess(report) > 1)
-    return CalibrationError(
-        f"no value of {knob} meets the targets: at {most_private.value:g}, the most private "
-        f"value tried, {missed}; the rest of the mechanism already spends that much. Relax "
-        "the target, or calibrate a field of the part that dominates")
+    missed = "; ".join(
+        f"{t.name} = {fmt.format_number(t.measure(report), 'up' if t.upper else 'down')} "
+        f"(target {'≤' if t.upper else '≥'} {t.value:g})"
+        for t in search.targets if t.excess(report) > 1)
+    # Saturated: the figures barely move any more as the value grows more private.
+    others = [p for p in search.recent if p.value != most_private.value]
+    nearest = search.extreme(others, most_private=True)
+    saturated = nearest is not None and 0 < most_private.excess < math.inf and abs(
+        math.log(most_private.excess / nearest.excess)) < 0.01 * abs(
+        math.log(float(most_private.value) / float(nearest.value)))
+    if spanned and not saturated:
+        why = (f"privspec searches within a factor of {SPAN:.0e} of the spec's value; if "
+               "more is meant, write a value nearer the answer in the spec and calibrate again")
+    else:
+        why = ("the rest of the mechanism already spends that much: relax the target, or "
+               "calibrate a field of the part that dominates")
+    return CalibrationError(f"no value of {knob} meets the targets: at {most_private.value:g}, "
+                            f"the most private value tried, {missed}; {why}")
 
 
 def _with_report_points(data: dict[str, Any], targets: Sequence[Target]) -> dict[str, Any]:
