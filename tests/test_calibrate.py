@@ -4,6 +4,7 @@ dp-accounting's ``calibrate_dp_mechanism`` on the safe side, and the file edit."
 from __future__ import annotations
 
 import json
+import os
 import math
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ def test_runs_are_whole_and_the_next_one_misses() -> None:
 # -- sound by construction ---------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=int(os.environ.get("PRIVSPEC_CALIBRATE_EXAMPLES", "25")), deadline=None)
 @given(sigma=st.floats(0.05, 50), sensitivity=st.floats(0.1, 10), mu=st.floats(0.05, 5),
        metric=st.sampled_from(["mu", "advantage", "epsilon@1e-5", "tpr@0.001", "beta@0.01"]))
 def test_every_returned_value_meets_its_target_and_its_neighbour_does_not(

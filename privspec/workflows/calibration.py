@@ -292,11 +292,17 @@ class _Search:
         if measured * self.slope > 0:
             self.slope = measured
 
-    def aim(self) -> float:
-        """Where the figures meet the targets (log excess 0), from the point tried
-        nearest to them and the slope learned so far (at first the field's usual one)."""
-        toward = min(self.recent, key=lambda p: abs(math.log(p.excess)))
+    def aim(self, toward: _Point | None = None) -> float:
+        """Where the figures meet the targets (log excess 0), from ``toward`` (by default
+        the point tried nearest to them) and the slope learned so far (at first the
+        field's usual one); ten times further when its figures equal the point's tried
+        just before (flat: saturated, like an advantage of 1)."""
+        if toward is None:
+            toward = min(reversed(self.recent), key=lambda p: abs(math.log(p.excess)))
         log_factor = -math.log(toward.excess) / self.slope
+        flat = [p for p in self.recent if p.value != toward.value and p.excess == toward.excess]
+        if flat:
+            log_factor = math.copysign(math.log(10.0), log_factor)
         return float(toward.value) * math.exp(min(math.log(1000.0), max(-math.log(1000.0),
                                                                          log_factor)))
 
@@ -350,6 +356,7 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
     """The least private point that meets the targets and its less private neighbour,
     which misses one (or the spec does not allow it; None at the end of the span).
     With a ``tolerance``, stop once the two are within that factor (log scale)."""
+    knob = search.knob
     search.at(search.start)
     while True:
         meets = [p for p in search.points.values() if p.meets]
@@ -362,7 +369,7 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
                 end = search.end(towards_privacy=False)
                 if best.value == end:
                     return best, None
-                aim = search.grid(search.aim())
+                aim = search.grid(search.aim(best))
                 inside = (None if not search.more_private(aim, end)  # at or past the end
                           else search.between(aim, best.value, end))
                 candidate = end if inside is None else inside
@@ -384,7 +391,9 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
                      and search.more_private(p.value, known.value)]
             wall = search.extreme(walls, most_private=False)
             outer = wall.value if wall is not None else search.end(towards_privacy=True)
-            aim = search.aim() if 0 < known.excess < math.inf else float(known.value)
+            # without a figure to aim from (β = 0: excess ∞), ten times more privacy
+            aim = (search.aim(known) if 0 < known.excess < math.inf
+                   else float(known.value) * (10.0 if knob.direction == 1 else 0.1))
             if known.value == outer:
                 raise _unreachable(search, known, spanned=wall is None)
             past_end = wall is None and not search.more_private(outer, search.grid(aim))
