@@ -21,6 +21,8 @@ from privspec.report.model import (
     MechanismSummary,
     PublishedComparison,
     Report,
+    Risk,
+    RiskRow,
     StageSummary,
     TradeoffRow,
 )
@@ -39,6 +41,14 @@ def _accounting(relative_error: float) -> Accounting:
     return Accounting(method=_METHOD, discretization=1e-4, floor=1e-12,
                       tail_mass_truncation=1e-15, relative_error=relative_error,
                       versions=dict(_VERSIONS))
+
+
+def _risk(epsilon: float | None, delta: float,
+          rows: list[tuple[str, dict[str, float], float, float, float | None, float]]) -> Risk:
+    return Risk(epsilon=epsilon, delta=delta, rows=[
+        RiskRow(scenario=kind, parameters=parameters, baseline=baseline, bound=bound,  # type: ignore[arg-type]
+                bound_gdp=gdp, bound_epsilon_delta=claimed)
+        for kind, parameters, baseline, bound, gdp, claimed in rows])
 
 
 def _curve(rows: list[TradeoffRow]) -> list[CurvePoint]:
@@ -87,6 +97,12 @@ def dpsgd_tier1() -> Report:
                   EpsilonAtDelta(delta=1e-6, epsilon=8.2134),
                   EpsilonAtDelta(delta=1e-9, epsilon=10.2917)],
         pure_epsilon=None,
+        risk=_risk(7.4271, 1e-5, [
+            ("membership-tpr", {"fpr": 1e-3}, 1e-3, 0.0633348, 0.0640128, 0.9994041),
+            ("membership-tpr", {"fpr": 1e-5}, 1e-5, 0.0034611, 0.0035026, 0.0167737),
+            ("attribute-inference", {"values": 2}, 0.5, 0.9407331, 0.9415942, 0.9997017),
+            ("reidentification", {"candidates": 10000}, 1e-4, 0.0155665, 0.0157492, 0.1676468),
+        ]),
         published=PublishedComparison(epsilon=8.0, delta=1e-5, epsilon_privspec=7.4271,
                                       source="De et al. 2022, Table 14 (RDP accountant)"),
         curve=_curve(rows),
@@ -137,6 +153,15 @@ def laplace_tier2() -> Report:
                   EpsilonAtDelta(delta=1e-6, epsilon=0.999998),
                   EpsilonAtDelta(delta=1e-9, epsilon=1.0)],
         pure_epsilon=1.0,
+        risk=_risk(1.0, 0.0, [
+            ("membership-tpr", {"fpr": 1e-3}, 1e-3, 0.002718, 0.019691, 0.002718),
+            ("membership-accuracy", {"base_rate": 0.01}, 0.99, 0.99, 0.99, 0.99),
+            ("membership-precision", {"base_rate": 0.01, "fpr": 1e-3}, 0.01, 0.026724,
+             0.165903, 0.026724),
+            ("attribute-inference", {"values": 2}, 0.5, 0.81606, 0.84851, 0.81606),
+            ("reidentification", {"candidates": 10000}, 1e-4, 0.000272, 0.003584, 0.000272),
+            ("reconstruction", {"baseline": 1e-6}, 1e-6, 3e-06, 9.8e-05, 3e-06),
+        ]),
         curve=_curve(rows),
         accounting=_accounting(0.0),
         warnings=[Caveat(code="report/gdp-poor-fit",
@@ -183,6 +208,12 @@ def approximate_dp_no_mu() -> Report:
                   EpsilonAtDelta(delta=1e-6, epsilon=1.0),
                   EpsilonAtDelta(delta=1e-9, epsilon=None)],
         pure_epsilon=None,
+        risk=_risk(0.9999876889969385, 1e-5, [
+            ("membership-tpr", {"fpr": 1e-3}, 1e-3, 0.00271928, None, 0.00272825),
+            ("membership-tpr", {"fpr": 1e-5}, 1e-5, 2.818e-05, None, 3.718e-05),
+            ("attribute-inference", {"values": 2}, 0.5, 0.81606065, None, 0.81606169),
+            ("reidentification", {"candidates": 10000}, 1e-4, 0.00027283, None, 0.00028182),
+        ]),
         curve=_curve(rows),
         accounting=_accounting(0.0),
         warnings=[Caveat(code="report/no-finite-mu",

@@ -4,8 +4,8 @@ dp-accounting's ``calibrate_dp_mechanism`` on the safe side, and the file edit."
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from privspec.cli.app import main
 from privspec.report.evaluation import evaluate
 from privspec.spec.knobs import resolve
 from privspec.spec.loader import load_yaml_text, spec_from_data
-from privspec.workflows.calibration import CalibrationError, Target, _on_grid, _step, calibrate
+from privspec.workflows.calibration import CalibrationError, _on_grid, _step, calibrate
+from privspec.workflows.targets import Target, TargetError, with_target_figures
 
 
 def _spec(mechanism: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -28,9 +29,7 @@ def _spec(mechanism: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 def _figure(data: dict[str, Any], target: str) -> float:
     parsed = Target.parse(target)
-    from privspec.workflows.calibration import _with_report_points
-
-    return parsed.measure(evaluate(spec_from_data(_with_report_points(data, [parsed]))))
+    return parsed.measure(evaluate(spec_from_data(with_target_figures(data, [parsed]))))
 
 
 # -- closed forms ------------------------------------------------------------------
@@ -93,9 +92,7 @@ def test_every_returned_value_meets_its_target_and_its_neighbour_does_not(
 
 
 def _report_with(calibration: Any, metric: str) -> Any:
-    from privspec.workflows.calibration import _with_report_points
-
-    data = _with_report_points(calibration.data, [Target.parse(f"{metric}=0.5")])
+    data = with_target_figures(calibration.data, [Target.parse(f"{metric}=0.5")])
     return evaluate(spec_from_data(data))
 
 
@@ -168,7 +165,7 @@ def test_a_target_met_at_the_end_of_the_allowed_range_says_so() -> None:
     ("mu@0.1=1", "takes no @"), ("beta@2=0.5", "between 0 and 1"),
     ("advantage=1.5", "between 0 and 1"), ("rho=1", "allowed")])
 def test_bad_targets_are_refused_in_words(text: str, says: str) -> None:
-    with pytest.raises(CalibrationError, match=says):
+    with pytest.raises(TargetError, match=says):
         Target.parse(text)
 
 

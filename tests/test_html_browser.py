@@ -119,7 +119,7 @@ def test_html_report_in_a_browser(chromium: str, tmp_path: Path, stem: str) -> N
         assert headline.startswith("μ-GDP does not describe this")
     assert page.table_rows == len(report.tradeoff) + 1  # and the header row
     assert "svg" in page.tags and "figure" in page.tags
-    assert dom.count("<svg") == 1
+    assert dom.count("<svg") == 2  # the trade-off figure and the risk figure
 
 
 def test_html_report_is_self_contained(tmp_path: Path) -> None:

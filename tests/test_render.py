@@ -169,7 +169,11 @@ def test_markdown_tables_have_their_columns(name: str, report: Report, variant: 
     tables = _tables(tokens)
     tradeoff = [t for t in tables if t[0][0] == "attack FPR α"]
     stages = [t for t in tables if t[0][:3] == STAGES]
-    assert len(tradeoff) + len(stages) == len(tables)
+    risk = [t for t in tables if t[0][0] == "attack"]
+    assert len(tradeoff) + len(stages) + len(risk) == len(tables)
+    assert len(risk) == 1 and len(risk[0]) == 1 + len(report.risk.rows)
+    assert all(len(row) == (5 if report.gdp.mu is not None else 4) and all(row)
+               for row in risk[0])
     wants_table = variant == "report" or report.gdp.tier == 2
     assert len(tradeoff) == (1 if wants_table else 0)
     if tradeoff:

@@ -107,7 +107,7 @@ def test_several_fragments_in_one_paper(pdflatex: str, tmp_path: Path) -> None:
 def test_standalone_draws_the_figure(pdflatex: str, tmp_path: Path) -> None:
     report = example_report("laplace-counts")
     (document,) = render_documents(report, "latex", variant="standalone")
-    assert document.text.count(r"\begin{axis}") == 2
+    assert document.text.count(r"\begin{axis}") == 3  # trade-off (2 panels) and risk
     (tmp_path / "report.tex").write_text(document.text, encoding="utf-8")
     log = _compile(pdflatex, tmp_path, "report")
     assert "privspec Warning" not in log

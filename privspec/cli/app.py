@@ -701,14 +701,18 @@ def plot(
     output: Annotated[str, typer.Option(
         "--output", "-o", metavar="FILE", help="The figure file: .svg, .png or .pdf "
         "(written atomically).", show_default=False)],
+    risk: Annotated[bool, typer.Option(
+        "--risk", help="Draw the risk figure instead: the bound on an attack's success "
+        "against its baseline κ (what a guess achieves), from the exact curve, from μ "
+        "alone and from one (ε, δ) alone, with the report's risk scenarios.")] = False,
 ) -> None:
     """Draw the trade-off curve against G_μ: linear, and TPR against FPR on log–log axes.
 
     The exact curve (solid), the Gaussian curve G_μ of the reported μ (dashed), the
     Tier II table's rows (circles) and the best attack α* (diamond); the legend gives
-    μ and regret. Output is deterministic (no dates or versions), so figures can be
-    committed. Needs matplotlib: pip install 'privspec[plot]'. Exit 0 when written,
-    2 when it cannot run.
+    μ and regret. With --risk, the report's risk figure. Output is deterministic (no
+    dates or versions), so figures can be committed. Needs matplotlib: pip install
+    'privspec[plot]'. Exit 0 when written, 2 when it cannot run.
     """
     form = _figure_format_or_exit(output, "plot")
     from privspec.report import figures
@@ -716,7 +720,8 @@ def plot(
     ((_, loaded),) = _load_all_or_exit([spec])
     report = _evaluate_or_exit("plot", loaded, spec, spec_path=spec)
     try:
-        _write_atomically({output: figures.figure_bytes(report, form)})
+        draw = figures.risk_figure_bytes if risk else figures.figure_bytes
+        _write_atomically({output: draw(report, form)})
     except OSError as error:
         typer.echo(f"privspec plot: error: cannot write {output}: {error.strerror or error}",
                    err=True)
@@ -877,6 +882,12 @@ def check(
         "best attack, a probability (0.1 = 10 percentage points).", show_default=False)] = None,
     require_tier1: Annotated[bool, typer.Option(
         "--require-tier1", help="Require Tier I: μ alone tells the story.")] = False,
+    max_risk: Annotated[list[str] | None, typer.Option(
+        "--max-risk", metavar="RISK@PARAM=P", help="Largest acceptable success of an attack "
+        "(repeatable): reidentification@N=P (among N candidates), attribute@K=P (K equally "
+        "likely values), reconstruction@KAPPA=P (a guess succeeds with KAPPA), "
+        "accuracy@PI=P (membership at base rate PI). E.g. reidentification@10000=0.001.",
+        show_default=False)] = None,
     output_format: Annotated[CheckFormat, typer.Option(
         "--format", "-f", help="text: one line per violated limit on stdout; github: "
         "workflow error annotations.", case_sensitive=False)] = CheckFormat.text,
@@ -896,7 +907,8 @@ def check(
 
     try:
         extra = limits_from_options(max_mu=max_mu, max_epsilon=max_epsilon, delta=delta,
-                                    max_advantage=max_advantage, require_tier1=require_tier1)
+                                    max_advantage=max_advantage, require_tier1=require_tier1,
+                                    max_risk=max_risk)
     except ValueError as error:
         typer.echo(f"privspec check: error: {error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None

@@ -97,7 +97,9 @@ def calibrate(
     target: Annotated[list[str], typer.Option(
         "--target", "-t", metavar="METRIC=VALUE", help="A figure to meet (repeatable; all "
         "must hold): mu=V, advantage=V, tpr@FPR=V (TPR at that FPR at most V), "
-        "beta@ALPHA=V (β at that α at least V), epsilon@DELTA=V.", show_default=False)],
+        "beta@ALPHA=V (β at that α at least V), epsilon@DELTA=V, and the risks "
+        "reidentification@N=V, attribute@K=V, reconstruction@KAPPA=V, accuracy@PI=V.",
+        show_default=False)],
     output: Annotated[str | None, typer.Option(
         "--output", "-o", metavar="FILE", help="Write the calibrated spec here (comments, "
         "order and layout kept; only the value changes).", show_default=False)] = None,

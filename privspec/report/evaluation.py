@@ -46,6 +46,7 @@ from privspec.numerics.gdp import (
     summarize,
 )
 from privspec.numerics.portable_pld import MAX_LOSS
+from privspec.numerics.risk import ExactCurve, GaussianCurve
 from privspec.report import formatting as fmt
 from privspec.report.describe import summarize_mechanism
 from privspec.report.model import (
@@ -58,6 +59,7 @@ from privspec.report.model import (
     Report,
     TradeoffRow,
 )
+from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
 from privspec.spec.kinds import KINDS
 from privspec.spec.models import ReportOptions, Spec, walk
@@ -474,6 +476,7 @@ def _gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | N
         curve=[CurvePoint(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
                           tpr=float(gaussian_tpr(a, mu)))
                for a in _sample_alphas(alpha_star, options)],
+        risk=risk_section(model, GaussianCurve(mu), mu, 0.0, epsilons, pure),
         accounting=Accounting(
             method=EXACT_GAUSSIAN_METHOD if warnings is None else BOUND_METHOD,
             discretization=model.accounting.discretization, floor=model.accounting.floor,
@@ -522,9 +525,11 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
         numbers = figures.numbers
 
     bound = accounted.bound
-    pure_epsilon = _pure_epsilon(curve, model)
-    if pure_epsilon is not None:
-        pure_epsilon = min(pure_epsilon, bound.epsilon)
+    # pure DP: the curve's largest loss, or basic composition's closed form (which holds
+    # even where the numerical curve has truncated tails at +∞), whichever is smaller
+    pure = [e for e in (_pure_epsilon(curve, model), bound.epsilon)
+            if e is not None and math.isfinite(e)]
+    pure_epsilon = min(pure) if pure else None
     epsilons, published = _epsilons(
         model, lambda deltas: [min(numerical, _bound_epsilon(bound, d)) for d, numerical
                                in zip(deltas, epsilons_for_deltas(curve.points, deltas),
@@ -549,6 +554,8 @@ def _evaluate(model: Spec, path: str | None, spec_path: str | None) -> Report:
         pure_epsilon=pure_epsilon,
         published=published,
         curve=_curve_sample(curve, options),
+        risk=risk_section(model, ExactCurve(curve), figures.mu, figures.floor, epsilons,
+                          pure_epsilon),
         accounting=Accounting(
             method=accounted.exact_method or (
                 f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "

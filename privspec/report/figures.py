@@ -143,7 +143,7 @@ def _coordinates(pairs: Sequence[tuple[float, float]], per_line: int = 4) -> str
 
 @dataclass(frozen=True)
 class PgfplotsData:
-    """Coordinate lists for the LaTeX figure (``coordinates {...}`` bodies)."""
+    """Coordinate lists for the LaTeX figures (``coordinates {...}`` bodies)."""
 
     linear_curve: str
     linear_gdp: str | None
@@ -153,6 +153,23 @@ class PgfplotsData:
     log_table: str
     log_alpha_min: str
     log_tpr_min: str
+    risk_epsilon_delta: str  # the risk figure: the (ε, δ) curve's bound on success
+    risk_points: str  # each risk row at (baseline, bound)
+
+
+def _epsilon_delta_tpr(report: Report, alphas: Sequence[float]) -> list[float]:
+    """1 − f_{ε,δ}(α) of the (ε, δ) pair the risk section compares against."""
+    from privspec.numerics.risk import EpsilonDeltaCurve
+
+    pair = report.risk
+    curve = EpsilonDeltaCurve(math.inf if pair.epsilon is None else pair.epsilon, pair.delta)
+    return [curve.success(a) if a > 0 else pair.delta for a in alphas]
+
+
+def _risk_points(report: Report) -> list[tuple[float, float]]:
+    """The risk rows that bound a success against a baseline, at (baseline, bound)."""
+    return [(row.baseline, row.bound) for row in report.risk.rows
+            if row.scenario not in ("membership-accuracy", "membership-precision")]
 
 
 def _log_pairs(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[float, float]]:
@@ -184,6 +201,9 @@ def pgfplots_coordinates(report: Report) -> PgfplotsData:
         log_table=_coordinates(_log_pairs(s.table_alpha, s.table_tpr)),
         log_alpha_min=_tex_number(LOG_ALPHA_MIN),
         log_tpr_min=_tex_number(max(_log_floor(lowest), 1e-16)),
+        risk_epsilon_delta=_coordinates(_log_pairs(s.alpha, _epsilon_delta_tpr(report, s.alpha))),
+        risk_points=_coordinates(_log_pairs(*zip(*_risk_points(report), strict=True))
+                                 if report.risk.rows else []),
     )
 
 
@@ -336,11 +356,62 @@ def comparison_bytes(before: Report, after: Report, form: str,
         return _save(figure, chosen)
 
 
-def svg_for_html(report: Report) -> str:
-    """The figure as an SVG element to inline in a page (XML prolog and DOCTYPE removed)."""
-    text = figure_bytes(report, "svg").decode("utf-8")
+def risk_figure_bytes(report: Report, form: str) -> bytes:
+    """The risk figure: the bound on an attack's success against its baseline κ (what a
+    guess achieves), on log axes: from the exact curve (1 − f(κ)), from μ alone and from
+    the risk section's (ε, δ) alone, with the report's scenarios marked."""
+    chosen = _check_format(form)
+    s = series_from_report(report)
+    pair = report.risk
+    with _matplotlib():
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=(FIGURE_SIZE[0] * 0.62, FIGURE_SIZE[1]), layout="constrained")
+        FigureCanvasAgg(figure)
+        axes = figure.subplots()
+        axes.set(xscale="log", yscale="log", xlabel="baseline κ: a guess succeeds (log)",
+                 ylabel="attack success at most (log)", title="What an attacker can do")
+        axes.plot([LOG_ALPHA_MIN, 1.0], [LOG_ALPHA_MIN, 1.0], color=_GUESS_COLOR, lw=0.9,
+                  ls=":", label="guessing alone")
+        exact = _log_pairs(s.alpha, s.tpr)
+        axes.plot(*zip(*exact, strict=True), color=_CURVE_COLOR, lw=2.2, zorder=3,
+                  label=f"this {report.mechanism.noun} (exact curve)")
+        shown = [y for _, y in exact]
+        if s.tpr_gdp is not None:
+            gdp = _log_pairs(s.alpha, s.tpr_gdp)
+            axes.plot(*zip(*gdp, strict=True), color=_GDP_COLOR, ls=(0, (4, 2.5)), lw=1.2,
+                      zorder=4, label=f"μ = {fmt.fmt_mu(report.gdp.mu)} alone")
+            shown += [y for _, y in gdp]
+        claimed = _log_pairs(s.alpha, _epsilon_delta_tpr(report, s.alpha))
+        axes.plot(*zip(*claimed, strict=True), color=_AFTER_COLOR, ls="-.", lw=1.2, zorder=4,
+                  label=f"ε = {fmt.fmt_epsilon(pair.epsilon)}, "
+                        f"δ = {fmt.fmt_given(pair.delta)} alone")
+        points = _log_pairs(*zip(*_risk_points(report), strict=True)) if pair.rows else []
+        if points:
+            axes.plot(*zip(*points, strict=True), ls="none", marker="o", ms=4, mfc="white",
+                      mec=_CURVE_COLOR, mew=1.1, zorder=5, label="the report's scenarios")
+        axes.set(xlim=(LOG_ALPHA_MIN, 1.0), ylim=(max(_log_floor(shown), 1e-16), 1.5))
+        figure.legend(*axes.get_legend_handles_labels(), loc="outside lower center", ncols=2,
+                      frameon=False, handlelength=2.6)
+        return _save(figure, chosen)
+
+
+def _inline_svg(data: bytes) -> str:
+    """An SVG element to inline in a page (XML prolog and DOCTYPE removed)."""
+    text = data.decode("utf-8")
     start = text.find("<svg")
     return text[start:] if start >= 0 else text
+
+
+def svg_for_html(report: Report) -> str:
+    """The trade-off figure as an SVG element to inline in a page."""
+    return _inline_svg(figure_bytes(report, "svg"))
+
+
+def risk_svg_for_html(report: Report) -> str:
+    """The risk figure as an SVG element to inline in a page."""
+    return _inline_svg(risk_figure_bytes(report, "svg"))
 
 
 __all__ = [
@@ -353,6 +424,8 @@ __all__ = [
     "comparison_bytes",
     "figure_bytes",
     "pgfplots_coordinates",
+    "risk_figure_bytes",
+    "risk_svg_for_html",
     "series_from_report",
     "svg_for_html",
 ]

@@ -17,6 +17,7 @@ from privspec.report.formatting import (
     Style,
     fmt_advantage,
     fmt_beta,
+    fmt_chance,
     fmt_count,
     fmt_delta,
     fmt_epsilon,
@@ -30,7 +31,7 @@ from privspec.report.formatting import (
 #: The filters whose output is notation (numbers), not words: LaTeX caveats keep them
 #: out of their escaping (``render.latex_caveat``).
 NUMBER_FILTERS = ("mu", "epsilon", "delta", "advantage", "regret", "error_bound", "beta",
-                  "tpr", "given", "count")
+                  "tpr", "given", "count", "chance")
 
 
 def filters(style: Style) -> dict[str, Callable[..., object]]:
@@ -51,6 +52,7 @@ def filters(style: Style) -> dict[str, Callable[..., object]]:
         "epsilon": bind(fmt_epsilon),
         "delta": bind(fmt_delta),
         "advantage": bind(fmt_advantage),
+        "chance": lambda value, direction="up": fmt_chance(value, style, direction),
         "regret": lambda value, resolution=REGRET_RESOLUTION: fmt_regret(value, style, resolution),
         "error_bound": bind(fmt_error_bound),
         "beta": lambda beta, tpr=None: fmt_beta(beta, style, tpr),

@@ -207,6 +207,23 @@ def _probability_up(value: float, style: Style) -> str:
     return format_number(value, "up", style)
 
 
+def fmt_chance(value: float, style: Style = "unicode", direction: Direction = "up") -> str:
+    """A probability as a percentage: a bound rounded up, a baseline to nearest.  Above
+    1/2 a bound keeps three significant digits of how far it is from certainty (its
+    complement, rounded down): 0.99000004 prints as 99.001 %, not 99.1 %."""
+    value = _required(value, "probability")
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"expected a probability, got {value!r}")
+    exact = Decimal(value)
+    if direction == "up" and 0.5 < value < 1:
+        rounded = 1 - round_significant(_EXACT.subtract(Decimal(1), exact), "down")
+    else:
+        rounded = round_significant(exact, direction)
+    percent = rounded.scaleb(2)  # the same digits, as a percentage
+    text = format_decimal(percent, style, exact=rounded == exact or direction == "nearest")
+    return text + (r"\,\%" if style == "latex" else " %")
+
+
 def power_of_ten_above(value: float) -> float:
     """The power of ten at or above ``value`` > 0: for bounds whose digits are not the
     point and would move with the last bits of a computation (0 stays 0)."""

@@ -121,6 +121,38 @@ class CurvePoint(_Frozen):
     tpr: float
 
 
+RiskScenarioKind = Literal["membership-tpr", "membership-accuracy", "membership-precision",
+                          "attribute-inference", "reidentification", "reconstruction"]
+
+
+class RiskRow(_Frozen):
+    """One attack bounded in operational terms: its success (a probability) at most
+    ``bound`` for any attacker who knows every other record, against ``baseline``, what
+    guessing without the output achieves."""
+
+    scenario: RiskScenarioKind = Field(description="What the attack does.")
+    parameters: dict[str, float] = Field(
+        description="The scenario's parameters: fpr, base_rate, values, candidates or "
+                    "baseline.")
+    baseline: float = Field(description="Success of a guess that ignores the output.")
+    bound: float = Field(description="The bound from the exact trade-off curve, or from the "
+                         "other two columns where tighter (each is a bound).")
+    bound_gdp: float | None = Field(
+        description="What μ-GDP alone would bound (G_μ, plus the floor τ); null without μ.")
+    bound_epsilon_delta: float = Field(
+        description="What the (ε, δ) of ``Risk.epsilon`` and ``Risk.delta`` alone would bound.")
+
+
+class Risk(_Frozen):
+    """The attacks the spec's ``risk:`` block names (or the default ones), bounded."""
+
+    epsilon: float | None = Field(
+        description="The ε of the (ε, δ) pair compared against: pure ε-DP's (δ = 0) when it "
+                    "holds, else the report's first ε(δ); null when unbounded.")
+    delta: float = Field(description="Its δ.")
+    rows: list[RiskRow]
+
+
 class Caveat(_Frozen):
     """A caveat the report must show."""
 
@@ -149,6 +181,7 @@ class Report(_Frozen):
     published: PublishedComparison | None = Field(
         None, description="The spec's earlier published claim with privspec's ε at its δ.")
     curve: list[CurvePoint] = Field(description="Exact curve values at log-spaced α, for plots.")
+    risk: Risk = Field(description="What an attacker can do: operational bounds from the curve.")
     accounting: Accounting
     warnings: list[Caveat]
     spec_sha256: str = Field(description="SHA-256 of the spec's canonical JSON form.")

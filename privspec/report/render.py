@@ -52,7 +52,7 @@ from privspec.errors import PrivspecError
 from privspec.report import formatting
 from privspec.report.escaping import escape_latex
 from privspec.report.filters import NUMBER_FILTERS, filters
-from privspec.report.model import Caveat, Report
+from privspec.report.model import Caveat, Report, RiskRow
 
 Format = Literal["markdown", "latex", "html", "json"]
 FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json")
@@ -222,6 +222,8 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
     environment.filters["deltakey"] = delta_key
     if fmt == "latex":
         environment.filters["caveat"] = latex_caveat
+    environment.filters["risk"] = lambda row, report, part="sentence": risk_text(
+        row, report, part, fmt)
     return environment
 
 
@@ -239,6 +241,15 @@ def latex_caveat(warning: Caveat) -> str:
     its numbers (a report read back from JSON) or without a template prints its message."""
     if not warning.values:
         return escape_latex(warning.message)
+    try:
+        return _latex_text(caveat_template(warning.code), warning.values)
+    except jinja2.TemplateNotFound:
+        return escape_latex(warning.message)
+
+
+def _latex_text(template: str, values: Mapping[str, Any]) -> str:
+    """A plain-text template (``text/…``) rendered for LaTeX: numbers in LaTeX's notation
+    (the filters' LaTeX style), every other character escaped."""
     environment = _environment("markdown", None)
     notation: list[str] = []
     latex_filters = filters("latex")
@@ -251,13 +262,24 @@ def latex_caveat(warning: Caveat) -> str:
         return kept
 
     environment.filters.update({name: slot(name) for name in NUMBER_FILTERS})
-    try:
-        text = environment.get_template(caveat_template(warning.code)).render(warning.values)
-    except jinja2.TemplateNotFound:
-        return escape_latex(warning.message)
+    text = environment.get_template(template).render(values)
     pieces = _SLOT.split(" ".join(text.split()))
     return "".join(notation[int(piece)] if index % 2 else _escape_latex_keeping_spaces(piece)
                    for index, piece in enumerate(pieces))
+
+
+RISK_TEMPLATE = "text/risk.txt.j2"
+
+
+def risk_text(row: RiskRow, report: Report, part: str, fmt: str) -> str:
+    """A risk row's name or sentence (``text/risk.txt.j2``): plain text for Markdown and
+    HTML (their templates escape it), LaTeX for LaTeX."""
+    values = {**row.model_dump(), "part": part, "unit": report.unit,
+              "relation": report.neighbouring}
+    if fmt == "latex":
+        return _latex_text(RISK_TEMPLATE, values)
+    text = _environment("markdown", None).get_template(RISK_TEMPLATE).render(values)
+    return " ".join(text.split())
 
 
 def _escape_latex_keeping_spaces(text: str) -> str:
@@ -422,7 +444,9 @@ def _figure_context(report: Report, fmt: str,
         return {"pgf": figures.pgfplots_coordinates(report),
                 "figure_label": figure_label_for(report)}
     if fmt == "html":
-        return {"svg": figures.svg_for_html(report) if figures.available() else None,
+        drawn = figures.available()
+        return {"svg": figures.svg_for_html(report) if drawn else None,
+                "risk_svg": figures.risk_svg_for_html(report) if drawn else None,
                 "install_hint": figures.INSTALL_HINT}
     return {}
 

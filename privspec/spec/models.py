@@ -48,6 +48,7 @@ from privspec.spec.kinds.poisson_sampled import PoissonSampled
 from privspec.spec.kinds.pure_dp import PureDP
 from privspec.spec.kinds.randomized_response import RandomizedResponse
 from privspec.spec.kinds.repeat import Repeat
+from privspec.spec.risk import DEFAULT_SCENARIOS, RiskLimit, RiskScenario, RiskScenarios
 
 SPEC_VERSION = 1
 
@@ -230,6 +231,11 @@ class Budget(_Strict):
     require_tier1: bool = Field(
         False, description="Require Tier I: μ alone tells the story (regret at most the "
         "report's regret_threshold).")
+    max_risk: Annotated[list[RiskLimit], Field(min_length=1, max_length=20)] | None = Field(
+        None, description="Limits on what an attacker can do: each a risk scenario (as in "
+        "'risk:') with 'at_most', e.g. {reidentification: {candidates: 10000}, at_most: "
+        "0.001}. A membership scenario limits its TPR at 'fpr', its accuracy at "
+        "'base_rate', or with both its precision.")
 
     @model_validator(mode="after")
     def _check(self) -> Budget:
@@ -240,10 +246,10 @@ class Budget(_Strict):
         if self.delta is not None and self.max_epsilon is None:
             problems.append(_conflict("delta", "'delta' goes with 'max_epsilon'", self.delta))
         if (self.max_mu is None and self.max_epsilon is None and self.max_advantage is None
-                and not self.require_tier1):
+                and not self.require_tier1 and self.max_risk is None):
             problems.append(_conflict("max_mu", "a budget needs at least one limit: "
-                                      "'max_mu', 'max_epsilon' with 'delta', 'max_advantage' "
-                                      "or 'require_tier1: true'"))
+                                      "'max_mu', 'max_epsilon' with 'delta', 'max_advantage', "
+                                      "'max_risk' or 'require_tier1: true'"))
         _raise_if(problems, "Budget")
         return self
 
@@ -272,6 +278,13 @@ class Spec(_Strict):
                                           description="Numerical accounting settings.")
     published: PublishedClaim | None = Field(
         None, description="A guarantee published earlier, for a before/after comparison."
+    )
+    risk: RiskScenarios = Field(
+        default_factory=lambda: [RiskScenario.model_validate(s) for s in DEFAULT_SCENARIOS],
+        description="Attacks the report bounds in operational terms (membership at an FPR "
+        "or a base rate, attribute inference, re-identification, reconstruction); by default "
+        "membership at FPR 10⁻³ and 10⁻⁵, a yes/no attribute and re-identification among "
+        "10,000 candidates.",
     )
     budget: Budget | None = Field(
         None, exclude=True,

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Literal
 
 from privspec.report import formatting as fmt
 from privspec.spec.models import Budget
+from privspec.spec.risk import RiskScenario
 
 if TYPE_CHECKING:
-    from privspec.report.model import Report
+    from privspec.report.model import Report, RiskRow
     from privspec.spec.models import Spec
 
-LimitKind = Literal["max_mu", "max_epsilon", "max_advantage", "require_tier1"]
+LimitKind = Literal["max_mu", "max_epsilon", "max_advantage", "require_tier1", "max_risk"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Limit:
     value: float | None
     source: str
     delta: float | None = None
+    scenario: RiskScenario | None = None  # for max_risk: the attack limited
 
 
 @dataclass(frozen=True)
@@ -65,13 +67,19 @@ def limits_from_budget(budget: Budget | None,
         limits.append(Limit("max_advantage", budget.max_advantage, source("max_advantage")))
     if budget.require_tier1:
         limits.append(Limit("require_tier1", None, source("require_tier1")))
+    for i, limit in enumerate(budget.max_risk or []):
+        scenario = RiskScenario.model_validate({limit.kind: limit.block})
+        limits.append(Limit("max_risk", limit.at_most, source(f"max_risk[{i}]"),
+                            scenario=scenario))
     return limits
 
 
 def limits_from_options(*, max_mu: float | None = None, max_epsilon: float | None = None,
                         delta: float | None = None, max_advantage: float | None = None,
-                        require_tier1: bool = False) -> list[Limit]:
+                        require_tier1: bool = False, max_risk: list[str] | None = None
+                        ) -> list[Limit]:
     """Command-line limits; raises ``ValueError`` with a one-line reason for a bad one."""
+    risks = [_risk_limit(text) for text in max_risk or []]
     problems = []
     if max_mu is not None and not (math.isfinite(max_mu) and max_mu > 0):
         problems.append(f"--max-mu must be a positive number, got {max_mu:g}")
@@ -88,15 +96,44 @@ def limits_from_options(*, max_mu: float | None = None, max_epsilon: float | Non
     if problems:
         raise ValueError("; ".join(problems))
     if max_mu is None and max_epsilon is None and max_advantage is None and not require_tier1:
-        return []
+        return risks
     budget = Budget(max_mu=max_mu, max_epsilon=max_epsilon, delta=delta,
                     max_advantage=max_advantage, require_tier1=require_tier1)
-    return limits_from_budget(budget, lambda name: "--" + name.replace("_", "-"))
+    return [*limits_from_budget(budget, lambda name: "--" + name.replace("_", "-")), *risks]
+
+
+def _risk_limit(text: str) -> Limit:
+    """``--max-risk reidentification@10000=0.001`` (a risk metric of
+    ``privspec.workflows.targets``) as a limit."""
+    from privspec.workflows.targets import Target, TargetError
+
+    try:
+        target = Target.parse(text)
+    except TargetError as error:
+        raise ValueError(f"--max-risk: {error}") from None
+    scenario = target.scenario()
+    if scenario is None:
+        raise ValueError(f"--max-risk {text!r}: not a risk; give reidentification@N=V, "
+                         "attribute@K=V, reconstruction@KAPPA=V or accuracy@PI=V (and "
+                         "--max-mu, --max-epsilon, --max-advantage for the others)")
+    if target.value >= 1:
+        raise ValueError(f"--max-risk {text!r}: the limit is a probability below 1")
+    return Limit("max_risk", target.value, f"--max-risk {text}",
+                 scenario=RiskScenario.model_validate(scenario))
 
 
 def limits_for(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = ()) -> list[Limit]:
     """The spec's own limits followed by ``extra`` (from the command line)."""
     return [*limits_from_budget(spec.budget), *extra]
+
+
+def with_risks(spec: Spec, limits: list[Limit] | tuple[Limit, ...]) -> Spec:
+    """``spec`` bounding also the scenarios the limits name (after its own); same mechanism."""
+    missing = [limit.scenario for limit in limits
+               if limit.scenario is not None and limit.scenario not in spec.risk]
+    if not missing:
+        return spec
+    return spec.model_copy(update={"risk": [*spec.risk, *dict.fromkeys(missing)]})
 
 
 def with_deltas(spec: Spec, deltas: list[float] | tuple[float, ...]) -> Spec:
@@ -142,7 +179,17 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
             outcomes.append(Outcome(limit, ok, None, message))
             continue
         assert limit.value is not None
-        if limit.kind == "max_mu":
+        if limit.kind == "max_risk":
+            assert limit.scenario is not None
+            kind, parameters = limit.scenario.limited_row()
+            found_rows = [row for row in report.risk.rows
+                          if row.scenario == kind and row.parameters == parameters]
+            if not found_rows:
+                raise ValueError(f"the report does not bound {limit.source}")
+            actual = found_rows[0].bound
+            what = _risk_words(found_rows[0])
+            extra = ""
+        elif limit.kind == "max_mu":
             actual = math.inf if gdp.mu is None else gdp.mu
             what = "μ"
             extra = " (no finite μ exists)" if gdp.mu is None else ""
@@ -179,9 +226,25 @@ def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
     from privspec.report.evaluation import evaluate
 
     path = None if spec_path is None else os.fspath(spec_path)
-    report = evaluate(with_deltas(spec, deltas_of(limits)), spec_path=path)
+    report = evaluate(with_risks(with_deltas(spec, deltas_of(limits)), limits), spec_path=path)
     return check_report(report, limits)
 
 
+def _risk_words(row: RiskRow) -> str:
+    """What a risk row bounds, for a limit's message."""
+    p = row.parameters
+    return "the success of " + {
+            "membership-tpr": f"membership at FPR {_limit_text(p.get('fpr', 0))} (its TPR)",
+            "membership-accuracy": "membership at base rate "
+                                   f"{_limit_text(p.get('base_rate', 0))}",
+            "membership-precision": "a membership claim (its precision) at base rate "
+                                    f"{_limit_text(p.get('base_rate', 0))}, FPR "
+                                    f"{_limit_text(p.get('fpr', 0))}",
+            "attribute-inference": f"attribute inference among {p.get('values', 0):,.0f} values",
+            "reidentification": f"re-identification among {p.get('candidates', 0):,.0f}",
+            "reconstruction": f"reconstruction at baseline {_limit_text(p.get('baseline', 0))}",
+            }[row.scenario]
+
+
 __all__ = ["Limit", "Outcome", "check_report", "check_spec", "deltas_of", "limits_for",
-           "limits_from_budget", "limits_from_options", "with_deltas"]
+           "limits_from_budget", "limits_from_options", "with_deltas", "with_risks"]

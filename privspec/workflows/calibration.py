@@ -23,10 +23,11 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from privspec.errors import PrivspecError
 from privspec.spec.knobs import Knob, resolve, with_value
+from privspec.workflows.targets import Target, TargetError, with_target_figures
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
@@ -56,100 +57,9 @@ def _coarser(model: Spec) -> Spec:
     return model.model_copy(update={"accounting": accounting.model_copy(
         update={"discretization": coarse})})
 
-Metric = Literal["mu", "advantage", "tpr", "beta", "epsilon"]
-#: What each metric means, for messages and help: (needs "@…", bound side, words).
-METRICS: dict[str, tuple[str | None, str, str]] = {
-    "mu": (None, "at most", "μ of the tightest μ-GDP guarantee"),
-    "advantage": (None, "at most", "the best attack's advantage TPR − FPR"),
-    "tpr": ("FPR", "at most", "the highest attack TPR at that FPR"),
-    "beta": ("ALPHA", "at least", "the lowest attack FNR β at that FPR α"),
-    "epsilon": ("DELTA", "at most", "ε at that δ"),
-}
-
-
 class CalibrationError(PrivspecError):
-    """A calibration that cannot be done: a bad target or path, or no value meets the
-    targets (``best`` then says what the most private value allowed achieves)."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """``metric[@at] = value``: an upper bound on μ, advantage, TPR or ε; a lower
-    bound on β."""
-
-    metric: Metric
-    value: float
-    at: float | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> Target:
-        """``mu=1``, ``advantage=0.1``, ``tpr@1e-3=0.01``, ``beta@0.01=0.9``,
-        ``epsilon@1e-5=3``; CalibrationError saying what is allowed."""
-        allowed = ("allowed: mu=V, advantage=V, tpr@FPR=V, beta@ALPHA=V, epsilon@DELTA=V "
-                   "(for example mu=1 or epsilon@1e-5=8)")
-        name, equals, number = text.partition("=")
-        metric, at_sign, at_text = name.strip().partition("@")
-        metric = metric.strip().lower()
-        try:
-            value = float(number)
-            at = float(at_text) if at_sign else None
-        except ValueError:
-            raise CalibrationError(f"target {text!r}: not a number; {allowed}") from None
-        if not equals or metric not in METRICS:
-            raise CalibrationError(f"target {text!r}: {allowed}")
-        needs = METRICS[metric][0]
-        if (needs is None) != (at is None):
-            raise CalibrationError(f"target {text!r}: {metric} "
-                                   + (f"needs @{needs}" if needs else "takes no @") + f"; {allowed}")
-        if at is not None and not 0 < at < 1:
-            raise CalibrationError(f"target {text!r}: {needs} must be between 0 and 1")
-        if not math.isfinite(value) or value <= 0 or (metric != "mu" and metric != "epsilon"
-                                                       and value >= 1):
-            bound = "above 0" if metric in ("mu", "epsilon") else "between 0 and 1"
-            raise CalibrationError(f"target {text!r}: the value must be {bound}")
-        return cls(metric, value, at)  # type: ignore[arg-type]
-
-    def __str__(self) -> str:
-        at = f"@{self.at:g}" if self.at is not None else ""
-        return f"{self.metric}{at}={self.value:g}"
-
-    @property
-    def upper(self) -> bool:
-        """The target bounds its figure from above (all but β)."""
-        return self.metric != "beta"
-
-    @property
-    def name(self) -> str:
-        """The figure in words: ``μ``, ``ε at δ = 10⁻⁵``, ``TPR at FPR 0.001``…"""
-        from privspec.report import formatting as fmt
-
-        at = "" if self.at is None else fmt.fmt_given(self.at)
-        return {"mu": "μ", "advantage": "the best attack's advantage",
-                "epsilon": f"ε at δ = {at}", "tpr": f"TPR at FPR {at}",
-                "beta": f"β at α = {at}"}[self.metric]
-
-    def measure(self, report: Report) -> float:
-        """The figure of ``report`` this target bounds (∞ where the report has none)."""
-        if self.metric == "mu":
-            return math.inf if report.gdp.mu is None else report.gdp.mu
-        if self.metric == "advantage":
-            return report.gdp.advantage
-        if self.metric == "epsilon":
-            epsilon = next(e.epsilon for e in report.epsilons if e.delta == self.at)
-            return math.inf if epsilon is None else epsilon
-        row = next(r for r in report.tradeoff if r.alpha == self.at)
-        return float(row.tpr if self.metric == "tpr" else row.beta)
-
-    def excess(self, report: Report) -> float:
-        """How far ``report`` is from meeting this target (``ratio`` of its figure)."""
-        return self.ratio(self.measure(report))
-
-    def ratio(self, figure: float) -> float:
-        """At most 1 when ``figure`` meets this target: figure/target for upper bounds,
-        target/figure for β."""
-        if self.metric == "beta":
-            return math.inf if figure <= 0 else self.value / figure
-        return figure / self.value
+    """A calibration that cannot be done: a bad path, or no value meets the targets (the
+    message says what the most private value tried achieves)."""
 
 
 @dataclass(frozen=True)
@@ -433,23 +343,6 @@ def _unreachable(search: _Search, most_private: _Point | None,
                             f"the most private value tried, {missed}; {why}")
 
 
-def _with_report_points(data: dict[str, Any], targets: Sequence[Target]) -> dict[str, Any]:
-    """Spec data whose report also states the figures the targets bound (their α and δ
-    added to its table and ε list; the accounting is unchanged)."""
-    report = dict(data.get("report") or {})
-    from privspec.spec.models import DEFAULT_ALPHAS, DEFAULT_DELTAS
-
-    alphas = list(report.get("alphas", DEFAULT_ALPHAS))
-    deltas = list(report.get("deltas", DEFAULT_DELTAS))
-    for target in targets:
-        if target.metric in ("tpr", "beta") and target.at not in alphas:
-            alphas.append(target.at)
-        if target.metric == "epsilon" and target.at not in deltas:
-            deltas.append(target.at)
-    report["alphas"], report["deltas"] = sorted(alphas), deltas
-    return {**data, "report": report}
-
-
 def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
               targets: Sequence[str | Target], memory_budget: float | None = None
               ) -> Calibration:
@@ -469,19 +362,23 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
     if isinstance(spec, Spec):
         data = spec.model_dump(mode="json", exclude_unset=True)
     elif isinstance(spec, dict):
+        spec_from_data(spec)  # every problem of the data, before anything else
         data = spec
     else:
         load_spec(spec)  # every problem of the file, located, before anything else
         with open(spec, encoding="utf-8") as handle:
             data = load_yaml_text(handle.read(), str(spec))
-    parsed = tuple(t if isinstance(t, Target) else Target.parse(t) for t in targets)
+    try:
+        parsed = tuple(t if isinstance(t, Target) else Target.parse(t) for t in targets)
+    except TargetError as error:
+        raise CalibrationError(str(error)) from None
     if not parsed:
         raise CalibrationError("give at least one target, such as mu=1")
     try:
         knob = resolve(data, vary)
     except KnobError as error:
         raise CalibrationError(str(error)) from None
-    measured = _with_report_points(data, parsed)
+    measured = with_target_figures(data, parsed)
 
     def evaluator(coarse: bool) -> Callable[[float | int], _Point]:
         def evaluate_at(value: float | int) -> _Point:
@@ -498,7 +395,13 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
             return _Point(value, report, max(t.excess(report) for t in parsed))
         return evaluate_at
 
-    start = int(knob.value) if knob.integer else knob.value
+    # On the grid from the start (towards privacy), so that every value tried is one the
+    # answer may be and neighbours are one grid step apart.
+    start = _on_grid(knob.value, knob, up=knob.direction == 1)
+    try:
+        spec_from_data(with_value(data, knob.path, start))
+    except SpecError:  # rounded past what the spec allows: the other way
+        start = _on_grid(knob.value, knob, up=knob.direction != 1)
     # First on a coarser grid (pessimistic, several times cheaper) to about 2 %, then
     # on the spec's own from there: only the spec's own pipeline gives the answer.
     rough = _Search(knob, start, evaluator(coarse=True), parsed)

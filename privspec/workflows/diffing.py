@@ -92,6 +92,8 @@ class SpecDiff(_Frozen):
     summary: str = Field(description="One sentence: the verdict and by how much.")
     rows: list[Row] = Field(description="μ, regret, verdict, advantage, ε at each δ.")
     tradeoff: list[Row] = Field(description="Tier II: the best attack's TPR at each FPR α.")
+    risk: list[Row] = Field(default_factory=list, description="What an attacker can do: each "
+                            "risk scenario both reports bound, its bound before and after.")
     changes: list[FieldChange] = Field(description="Spec fields that differ.")
     contrary: list[str] = Field(description="Labels of rows that moved against the verdict "
                                 "(e.g. ε at one δ grew while μ fell).")
@@ -322,6 +324,25 @@ def _tradeoff_rows(before: Report, after: Report) -> list[Row]:
     return rows
 
 
+def _risk_rows(before: Report, after: Report) -> list[Row]:
+    """Each risk row both reports have (same scenario and parameters), before and after."""
+    from privspec.report.render import risk_text
+
+    old = {(row.scenario, tuple(sorted(row.parameters.items()))): row for row in before.risk.rows}
+    rows = []
+    for row in after.risk.rows:
+        was = old.get((row.scenario, tuple(sorted(row.parameters.items()))))
+        if was is None:
+            continue
+        rows.append(Row(key="risk", label=risk_text(row, after, "name", "markdown"),
+                        before=was.bound, after=row.bound, before_text=fmt.fmt_chance(was.bound),
+                        after_text=fmt.fmt_chance(row.bound),
+                        change_text=_change(was.bound, row.bound, relative=False, unit=" pp",
+                                            scale=100),
+                        trend=_trend(was.bound, row.bound)))
+    return rows
+
+
 def _verdict(rows: list[Row], tradeoff: list[Row]) -> Verdict:
     """μ decides; without a change in μ (e.g. no finite μ on either side), the advantage,
     then ε, then the Tier II rows."""
@@ -382,24 +403,28 @@ def diff_reports(before_spec: Spec, after_spec: Spec, before: Report, after: Rep
     tradeoff = _tradeoff_rows(before, after)
     verdict = _verdict(rows, tradeoff)
     comparable = not warnings
-    contrary = [row.label for row in [*rows, *tradeoff]
+    risk = _risk_rows(before, after)
+    contrary = [row.label for row in [*rows, *tradeoff, *risk]
                 if row.trend in ("weaker", "stronger") and row.trend != verdict]
     return SpecDiff(before_label=before_label, after_label=after_label, title=after.title,
                     verdict=verdict, comparable=comparable, warnings=warnings,
                     summary=_summary(verdict, rows, comparable), rows=rows, tradeoff=tradeoff,
-                    changes=spec_changes(before_spec, after_spec), contrary=contrary)
+                    risk=risk, changes=spec_changes(before_spec, after_spec),
+                    contrary=contrary)
 
 
 def aligned(before: Spec, after: Spec, extra_deltas: list[float] | tuple[float, ...] = ()
             ) -> tuple[Spec, Spec]:
-    """Both specs reporting ε at the union of their δ's (and ``extra_deltas``) and the
-    Tier II table at the union of their α's; the mechanisms are untouched."""
+    """Both specs reporting ε at the union of their δ's (and ``extra_deltas``), the
+    Tier II table at the union of their α's and the union of their risk scenarios; the
+    mechanisms are untouched."""
     deltas = list(dict.fromkeys([*before.report.deltas, *after.report.deltas, *extra_deltas]))
     alphas = sorted({*before.report.alphas, *after.report.alphas})
+    risk = list(dict.fromkeys([*before.risk, *after.risk]))[:20]
 
     def widen(spec: Spec) -> Spec:
         spec = with_deltas(spec, deltas)
-        return spec.model_copy(update={"report": spec.report.model_copy(
+        return spec.model_copy(update={"risk": risk, "report": spec.report.model_copy(
             update={"alphas": alphas})})
 
     return widen(before), widen(after)
