@@ -1,7 +1,7 @@
 """Hand-built, realistic :class:`privspec.report.model.Report` values for the renderer's tests.
 
 The numbers are close to what the evaluator computes for these mechanisms
-(REPORT-MOCKUP.md; the curves are the closed forms of MATH.md §6, G_μ from
+(the curves are the closed forms of docs/math.md §6, G_μ from
 scipy), written as literals so that golden files do not depend on a scipy
 version.  They exercise every branch of the templates: Tier I, Tier II, no
 finite μ (mass at infinity, an unbounded ε(δ)), pure DP, warnings, named

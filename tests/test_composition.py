@@ -133,7 +133,7 @@ def test_a_run_split_any_way_gives_the_same_figures() -> None:
         assert value == first, name
     mu = reports["one stage"].gdp.mu
     assert mu is not None
-    # Certified interval of the exact μ at τ = 10⁻¹² (MATH.md §2): never below it, and
+    # Certified interval of the exact μ at τ = 10⁻¹² (docs/math.md §2): never below it, and
     # within what the discretization h = 10⁻⁴ costs above it.
     assert 0.6617977 <= mu <= 0.6617977 * (1 + 1e-4)
 

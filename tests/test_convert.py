@@ -1,4 +1,4 @@
-"""`privspec convert`: seed 000's Table 3 and the reverse direction, by an independent route."""
+"""`privspec convert`: Table 3 of Gomez et al. 2025 and the reverse direction, by an independent route."""
 
 from __future__ import annotations
 

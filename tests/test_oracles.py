@@ -1,4 +1,4 @@
-"""Closed-form oracles (MATH.md §1, §6, §7): μ, curves and regret where the answer is known.
+"""Closed-form oracles (docs/math.md §1, §6, §7): μ, curves and regret where the answer is known.
 
 Every case builds a spec, evaluates it end to end (``privspec.evaluate``) and compares the
 report with a formula that does not go through dp-accounting.
@@ -36,7 +36,7 @@ def make_spec(mechanism: dict[str, Any], relation: str = "add-or-remove",
 
 
 def pure_dp_mu(epsilon: float) -> float:
-    """μ of randomized response / pure ε-DP: 2Φ⁻¹(e^ε/(1 + e^ε)) (MATH.md §6, Prop 6.1)."""
+    """μ of randomized response / pure ε-DP: 2Φ⁻¹(e^ε/(1 + e^ε)) (docs/math.md §6, Prop 6.1)."""
     return float(2 * ndtri(math.exp(epsilon) / (1 + math.exp(epsilon))))
 
 
@@ -54,7 +54,7 @@ def pure_dp_curve(alpha: np.ndarray, epsilon: float) -> np.ndarray:
 
 
 def laplace_curve(alpha: np.ndarray, epsilon: float) -> np.ndarray:
-    """Laplace, sensitivity 1, ε = 1/b (MATH.md §6)."""
+    """Laplace, sensitivity 1, ε = 1/b (docs/math.md §6)."""
     low = math.exp(-epsilon) / 2
     out = np.where(alpha < low, 1 - math.exp(epsilon) * alpha,
                    math.exp(-epsilon) / (4 * np.maximum(alpha, 1e-300)))
@@ -64,7 +64,7 @@ def laplace_curve(alpha: np.ndarray, epsilon: float) -> np.ndarray:
 ALPHAS = np.unique(np.concatenate((np.logspace(-12, -1, 56), np.linspace(0.0, 1.0, 201))))
 
 
-# -- Gaussian: μ = Δ/σ, composition √Σμᵢ² (MATH.md §1) ----------------------------------
+# -- Gaussian: μ = Δ/σ, composition √Σμᵢ² (docs/math.md §1) ----------------------------------
 
 
 @pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0, 5.0])
@@ -126,7 +126,7 @@ def test_noise_multiplier_under_replace_one_is_two_over_z(z: float, form: str) -
     assert add_remove.gdp.mu == pytest.approx(1 / z, rel=1e-5)
 
 
-# -- Pure ε-DP and randomized response (MATH.md §6) ----------------------------------------
+# -- Pure ε-DP and randomized response (docs/math.md §6) ----------------------------------------
 
 
 def test_pure_dp_reference_value() -> None:
@@ -173,7 +173,7 @@ def test_randomized_response_flip_probability_example() -> None:
     assert report.gdp.tier == 2
 
 
-# -- Laplace (MATH.md §6–7) ----------------------------------------------------------------
+# -- Laplace (docs/math.md §6–7) ----------------------------------------------------------------
 
 
 def test_laplace_b1_curve_mu_and_regret() -> None:
@@ -196,7 +196,7 @@ def test_laplace_via_epsilon_equals_via_scale() -> None:
     assert by_scale.gdp.mu == by_eps.gdp.mu
 
 
-# -- (ε, δ) black box: no finite μ (MATH.md §2, §6) ----------------------------------------
+# -- (ε, δ) black box: no finite μ (docs/math.md §2, §6) ----------------------------------------
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-6), (8.0, 1e-5), (0.0, 1e-3)])
@@ -218,7 +218,7 @@ def test_approximate_dp_example() -> None:
     assert by_delta[1e-5] == pytest.approx(8.0, abs=1e-3)
 
 
-# -- Published DP-SGD run and the census example (MATH.md §7) --------------------------------
+# -- Published DP-SGD run and the census example (docs/math.md §7) --------------------------------
 
 
 def test_dpsgd_cifar10_reference_values() -> None:

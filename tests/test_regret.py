@@ -1,4 +1,4 @@
-"""Exact regret (MATH.md §4) against an independent brute force.
+"""Exact regret (docs/math.md §4) against an independent brute force.
 
 The brute force knows nothing of tangents or vertices: it walks a dense α grid (plus the
 curve's breakpoints), and for each point (a, f(a)) finds the slide κ with
@@ -112,7 +112,7 @@ def test_exact_regret_matches_brute_force(name: str) -> None:
 
 def test_randomized_response_regret_is_far_above_threshold() -> None:
     # A uniform α grid with 1000 points is what the reference code uses; the exact value
-    # is well above the Tier I threshold (MATH.md §4).
+    # is well above the Tier I threshold (docs/math.md §4).
     curve = pure_dp_curve(1.0)
     mu = mu_from_curve(curve, 1e-12)
     assert regret(curve, mu) == pytest.approx(brute_regret(curve, mu), abs=1e-6)

@@ -177,7 +177,25 @@ class _GlobalOptions:
 _OPTIONS = _GlobalOptions()
 
 
-@app.callback()
+def _print_version(given: bool) -> None:
+    """``privspec --version``: privspec, and the versions a report's numbers depend on."""
+    if not given:
+        return
+    from importlib import metadata
+
+    from privspec import __version__
+
+    parts = [f"privspec {__version__}"]
+    for package in ("dp-accounting", "numpy", "scipy"):
+        try:
+            parts.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:  # pragma: no cover - broken installs
+            parts.append(f"{package} (not installed)")
+    typer.echo(", ".join(parts))
+    raise typer.Exit(EXIT_OK)
+
+
+@app.callback(invoke_without_command=False)
 def _options(
     debug: Annotated[bool, typer.Option(
         "--debug", envvar="PRIVSPEC_DEBUG",
@@ -191,6 +209,10 @@ def _options(
         "--memory-budget", envvar="PRIVSPEC_MEMORY_BUDGET", min=0.05, max=1024,
         help="Memory one computation may take, in GiB, for every spec (overrides their "
              "accounting.memory_budget; default 1).", show_default=False)] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=lambda given: _print_version(given),
+        help="Print privspec's version and those of the numerical stack its numbers "
+             "depend on, then exit.")] = False,
 ) -> None:
     """Turn a *.privspec.yaml mechanism description into an honest privacy report."""
     _OPTIONS.traceback, _OPTIONS.quiet, _OPTIONS.memory_budget = debug, quiet, memory_budget
@@ -328,7 +350,7 @@ def convert(
     mu: Annotated[list[float] | None, typer.Option(
         "--mu", help="A μ to convert to ε(δ) instead (repeatable).", show_default=False)] = None,
     table: Annotated[bool, typer.Option(
-        "--table", help="Print seed 000's Table 3: μ for ε ∈ {0.1 … 10} × δ ∈ {1e-5, 1e-6, 1e-9}."
+        "--table", help="Print Table 3 of Gomez et al. 2025: μ for ε ∈ {0.1 … 10} × δ ∈ {1e-5, 1e-6, 1e-9}."
     )] = False,
 ) -> None:
     """Convert between a legacy (ε, δ) claim and μ-GDP for the Gaussian mechanism.

@@ -1,7 +1,7 @@
 """Stage 2: lower a validated mechanism tree to its releases and compose them.
 
 Every single release becomes dp-accounting's pessimistic, connect-the-dots
-privacy-loss distribution on one shared discretization interval (MATH.md §6); the
+privacy-loss distribution on one shared discretization interval (docs/math.md §6); the
 releases, each with how often it runs, are composed once by ``composition.compose``.
 Exact algebra is used where it is exact: plain (unsampled) Gaussian releases merge into
 a single Gaussian with μ² = Σ (Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), and equal releases
@@ -73,7 +73,7 @@ def accountable_rate(rate: float) -> float:
 def tail_mass_truncation(spec: s.Spec) -> float:
     """Per-composition truncation, small enough that all of them together stay a tenth
     of the floor τ: each one moves its mass to +∞, and mass at +∞ above τ would leave
-    no finite μ (MATH.md §2)."""
+    no finite μ (docs/math.md §2)."""
     operations = 2
     for _, kind, fields in s.walk(spec.mechanism):
         operations += 1
@@ -460,7 +460,7 @@ class _Lowering:
 
     def _symmetric(self, pld: PLD) -> PLD:
         """A symmetric pessimistic PLD whose trade-off curve covers the symmetrized curve
-        of ``pld`` (MATH.md §2).
+        of ``pld`` (docs/math.md §2).
 
         Connect-the-dots (Doroshenko et al. 2022, Alg. 1) turns the profile
         δ(ε) = max(δ_remove, δ_add) on the grid ε = 0, h, 2h, … into masses at the

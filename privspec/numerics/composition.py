@@ -3,7 +3,7 @@
 dp-accounting composes by raising an FFT to the T-th power; the result's absolute error
 is of order T·u relative to its peak (u = 2⁻⁵³), so the δ(ε) values near the floor τ that
 decide μ are noise for long runs, and the noise moves with the CPU's vector units and
-with how a run is split (MATH.md §2, "Composition noise").
+with how a run is split (docs/math.md §2, "Composition noise").
 
 Here each direction is composed by **exponential tilting** (the idea behind the
 saddle-point accountant of Alghamdi, Asoodeh, Calmon, Gomez, Kosut & Sankar, ICML 2023):

@@ -1,6 +1,6 @@
 """Stage 3: from a privacy-loss distribution to its tight, symmetric trade-off curve.
 
-Implements MATH.md §2.  For each direction's pessimistic PMF p over losses y (plus a
+Implements docs/math.md §2.  For each direction's pessimistic PMF p over losses y (plus a
 mass p∞ at +∞) and each threshold t ≥ 0 the breakpoints are
 
     α(t) = Σ_{y > t} e^{−y} p(y),     1 − β(t) = Σ_{y > t} p(y) + p∞,
@@ -76,7 +76,7 @@ class TradeoffCurve:
     from the side where it is small, with full relative precision.
     ``points`` are the raw left-region breakpoints of both directions and ``support``
     their lower hull up to the vertex minimising α + β: the accountant's own profile
-    δ(ε) = max(δ_remove, δ_add), ε ≥ 0, which μ must cover (MATH.md §2–3).
+    δ(ε) = max(δ_remove, δ_add), ε ≥ 0, which μ must cover (docs/math.md §2–3).
     """
 
     alpha: FloatArray
@@ -134,7 +134,7 @@ def pmfs_from_pld(pld: pld_module.PrivacyLossDistribution) -> tuple[LossPMF, ...
 
 
 def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
-    """Breakpoints (α, β) for thresholds t ≥ 0 of one direction (MATH.md §2).
+    """Breakpoints (α, β) for thresholds t ≥ 0 of one direction (docs/math.md §2).
 
     The first point is t = +∞: (0, 1 − p∞).  Then one point per loss y ≥ 0, from the
     largest down, each including the mass at y.  FFT convolution leaves tiny negative
@@ -159,7 +159,7 @@ def points_from_pmf(pmf: LossPMF) -> DirectionalPoints:
     tpr[0] = pmf.infinity_mass
     np.cumsum(probs, out=tpr[1:])
     tpr[1:] += pmf.infinity_mass
-    # β(t) = 1 − TPR(t) by definition (MATH.md §2: tail sums only).  A pessimistic
+    # β(t) = 1 − TPR(t) by definition (docs/math.md §2: tail sums only).  A pessimistic
     # PMF may hold a little more than mass 1 (connect-the-dots adds some), so
     # 1 − TPR = head(t) − excess, with head(t) the mass at losses ≤ t: written that way
     # it keeps β's digits where β is tiny and 1 − TPR would round to 0.
@@ -315,7 +315,7 @@ def hull_of_chains(chains: tuple[DirectionalPoints, ...]) -> tuple[FloatArray, F
 
 
 def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
-    """The tight symmetric trade-off curve of a PLD's directions (MATH.md §2).
+    """The tight symmetric trade-off curve of a PLD's directions (docs/math.md §2).
 
     Left of the diagonal it is the hull of both directions' breakpoints on slopes ≤ −1
     (every segment of a chain has slope −e^y with y ≥ 0), extended with slope −1 (the
@@ -387,7 +387,7 @@ def curve_from_pld(pld: pld_module.PrivacyLossDistribution) -> TradeoffCurve:
 
 
 def delta_from_curve(curve: TradeoffCurve, epsilon: float) -> float:
-    """δ(ε) implied by the curve: max over vertices of 1 − e^ε α − f(α) (MATH.md §2)."""
+    """δ(ε) implied by the curve: max over vertices of 1 − e^ε α − f(α) (docs/math.md §2)."""
     return float(max(0.0, np.max(curve.tpr - np.exp(epsilon) * curve.alpha)))
 
 

@@ -1,8 +1,8 @@
-"""Stage 4: Gaussian-DP numbers from a trade-off curve (MATH.md §3–5).
+"""Stage 4: Gaussian-DP numbers from a trade-off curve (docs/math.md §3–5).
 
-* μ: the tightest μ with f ≥ G_μ − τ, a maximum over breakpoints (MATH.md §3).
+* μ: the tightest μ with f ≥ G_μ − τ, a maximum over breakpoints (docs/math.md §3).
 * regret: the Δ-divergence of Kaissis et al. 2024, exact on the piecewise-linear
-  curve (MATH.md §4), linear in the number of breakpoints.
+  curve (docs/math.md §4), linear in the number of breakpoints.
 * advantage η = max(1 − α − f(α)) and the Tier II values.
 
 Φ⁻¹ is ``scipy.special.ndtri``, always applied to the small side of a probability
@@ -90,7 +90,7 @@ def _max_over_blocks(index: np.ndarray,
 
 
 def mu_from_curve(curve: TradeoffCurve, floor: float) -> float:
-    """μ*_τ = max over breakpoints of Φ⁻¹(1 − α) − Φ⁻¹(β + τ) (MATH.md §3).
+    """μ*_τ = max over breakpoints of Φ⁻¹(1 − α) − Φ⁻¹(β + τ) (docs/math.md §3).
 
     G_μ − τ is convex and the curve is linear between breakpoints, so checking them
     suffices.  The breakpoints are those of both directions for thresholds t ≥ 0
@@ -160,7 +160,7 @@ def regret(curve: TradeoffCurve, mu: float) -> float:
     The shift needed is maximal at a vertex or where a segment of slope s, once
     slid, touches G_μ: at x_s = Φ(−z), z = (ln(−s) + μ²/2)/μ, with
     κ = (G_μ(x_s) − s·x_s − c)/(s − 1) for the segment's line y = s·x + c
-    (MATH.md §4).  Tangent candidates are closed-form; vertices are solved exactly
+    (docs/math.md §4).  Tangent candidates are closed-form; vertices are solved exactly
     only where they could beat the best candidate found so far.
     """
     if not math.isfinite(mu):
@@ -220,7 +220,7 @@ def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
 
     η is the larger of the curve's δ(0) and the accountant's Σ_{y>0}(1 − e^{−y})p + p∞ per
     direction (the same tail sums): the symmetric curve can be slightly tighter near ε = 0
-    (MATH.md §5), and the report keeps the pessimistic one.  The curve is known to within
+    (docs/math.md §5), and the report keeps the pessimistic one.  The curve is known to within
     its composition's relative error, so a regret below that is reported as that.
     """
     mu = mu_from_curve(curve, floor)
@@ -235,7 +235,7 @@ def summarize(curve: TradeoffCurve, floor: float) -> GaussianSummary:
 
 
 def mu_from_epsilon_delta(epsilon: float, delta: float) -> float:
-    """The μ of the Gaussian mechanism that is exactly (ε, δ)-DP (seed 000, Table 3).
+    """The μ of the Gaussian mechanism that is exactly (ε, δ)-DP (Gomez et al. 2025, Table 3).
 
     Solves δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) for μ (δ grows with μ); the
     bracket is returned from its upper end, so the answer never understates μ.

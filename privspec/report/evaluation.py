@@ -102,7 +102,7 @@ def _as_spec(spec: Spec | str | os.PathLike[str] | dict[str, Any]) -> tuple[Spec
 
 
 def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) -> list[TradeoffRow]:
-    """The Tier II table: the curve and G_μ at each α, plus α* (MATH.md §5)."""
+    """The Tier II table: the curve and G_μ at each α, plus α* (docs/math.md §5)."""
     points = sorted({*alphas, curve.alpha_star})
     return [
         TradeoffRow(
@@ -139,7 +139,7 @@ LARGEST_FLOOR = 1e-3
 def _raised_floor(curve: TradeoffCurve, spec: Spec) -> float | None:
     """The smallest power of ten that the accounting can meet as a floor, when the one
     asked for cannot be and no release of the mechanism ``leaks`` (an (ε, δ) release's δ
-    is true mass at +∞: then no finite μ is the true answer, seed 000, Prop. 6.2).
+    is true mass at +∞: then no finite μ is the true answer, Gomez et al. 2025, Prop. 6.2).
     None when not needed or not possible."""
     if any(KINDS[kind].leaks for _, kind, _ in walk(spec.mechanism)):
         return None

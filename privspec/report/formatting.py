@@ -1,7 +1,7 @@
 """Every number a report prints is formatted here, and rounded in the conservative direction.
 
 A report must never look stronger than its computation, so each quantity has a
-direction (STYLE.md, "Numbers in reports"):
+direction (conservative rounding):
 
 * **up**: μ, ε, δ (computed ones, such as the mass at infinity), the best
   attack's advantage, regret, and an attack's TPR = 1 − β;

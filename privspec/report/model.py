@@ -47,7 +47,7 @@ class Accounting(_Frozen):
 
     method: str = Field(description="The accountant and its settings, in words.")
     discretization: float = Field(description="Value discretization interval h of the PLDs.")
-    floor: float = Field(description="Numerical floor τ under which μ holds (MATH.md §2).")
+    floor: float = Field(description="Numerical floor τ under which μ holds (docs/math.md §2).")
     requested_floor: float | None = Field(
         None, description="The floor the spec asked for, when the accounting could not meet "
         "it and ``floor`` is the smallest power of ten it could; null otherwise.")
@@ -61,7 +61,7 @@ class Accounting(_Frozen):
 
 
 class GDP(_Frozen):
-    """Tier I: the tightest μ-GDP bound and how well it fits (seed 000, §4)."""
+    """Tier I: the tightest μ-GDP bound and how well it fits (Gomez et al. 2025, §4)."""
 
     mu: float | None = Field(
         description="Tightest μ with f ≥ G_μ − τ; null when no finite μ exists.")

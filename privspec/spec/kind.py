@@ -48,7 +48,7 @@ class Kind:
     ``replace_one_only``: why it is accounted only under replace-one neighbours;
     ``noun``: what a report calls a mechanism of this kind ("release" when None);
     ``leaks``: it may reveal a record outright (an (ε, δ) release's δ), mass at +∞ that
-    no floor τ may absorb (seed 000, Prop. 6.2).
+    no floor τ may absorb (Gomez et al. 2025, Prop. 6.2).
     """
 
     name: str

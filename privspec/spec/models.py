@@ -162,7 +162,7 @@ class ReportOptions(_Strict):
     )
     regret_threshold: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = Field(
         0.01,
-        description="Largest regret for which μ alone is reported (Tier I); seed 000 uses 0.01.",
+        description="Largest regret for which μ alone is reported (Tier I); Gomez et al. 2025 use 0.01.",
     )
     formats: Annotated[list[OutputFormat], Field(min_length=1)] = Field(
         ["markdown"], description="Formats rendered when none is given on the command line."
@@ -170,7 +170,7 @@ class ReportOptions(_Strict):
 
 
 class AccountingOptions(_Strict):
-    """How the privacy-loss distributions are computed (defaults reproduce MATH.md §7)."""
+    """How the privacy-loss distributions are computed (defaults reproduce docs/math.md §7)."""
 
     discretization: Annotated[float, Field(ge=1e-6, le=0.1, allow_inf_nan=False)] = Field(
         1e-4,
@@ -180,7 +180,7 @@ class AccountingOptions(_Strict):
     floor: Annotated[float, Field(ge=1e-100, le=1e-3, allow_inf_nan=False)] = Field(
         1e-12,
         description="Numerical floor τ: μ is claimed as f(α) ≥ G_μ(α) − τ for every α "
-        "(MATH.md §2); masses below τ, such as the accountant's truncated tails, are "
+        "(docs/math.md §2); masses below τ, such as the accountant's truncated tails, are "
         "covered by it. From 10⁻¹⁰⁰ (a numerical accountant cannot certify τ = 0) to "
         "10⁻³. Where the accounting cannot meet it, the report says so and uses the "
         "smallest power of ten it can meet.",
@@ -347,7 +347,7 @@ def _get(data: Any, name: str) -> Any:
 
 def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | int, ...], str]]:
     """Mechanisms that cannot be accounted under ``relation``, and sampling of kinds
-    whose amplification privspec cannot account (MATH.md §6).
+    whose amplification privspec cannot account (docs/math.md §6).
 
     Reads the mechanism as written (a validated one through ``model_dump``), so that the
     loader can report these next to field errors elsewhere in the spec instead of after

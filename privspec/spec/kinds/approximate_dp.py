@@ -13,7 +13,7 @@ from privspec.spec.kind import Kind, Words
 
 class ApproximateDP(_Strict):
     """Any (ε, δ)-DP mechanism, accounted by its worst case. No finite μ exists
-    (seed 000, Prop 6.2)."""
+    (Gomez et al. 2025, Prop. 6.2)."""
 
     epsilon: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
         description="The mechanism's published ε."

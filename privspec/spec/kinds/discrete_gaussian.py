@@ -16,7 +16,7 @@ class DiscreteGaussian(_Strict):
 
     Give either ``sigma`` (the scale parameter) or ``rho``, the zCDP parameter of one
     query: σ = Δ/√(2ρ) (Canonne, Kamath & Steinke 2020). privspec accounts for the
-    discrete Gaussian itself, not for the weaker ρ bound (MATH.md §6).
+    discrete Gaussian itself, not for the weaker ρ bound (docs/math.md §6).
     """
 
     sigma: PositiveFloat | None = Field(

@@ -13,7 +13,7 @@ class Laplace(_Strict):
     """Laplace mechanism: adds Lap(b) noise to a query of bounded L1 sensitivity.
 
     Give either ``scale`` b or ``epsilon`` = Δ/b. It is pure ε-DP but not well
-    described by GDP (MATH.md §6: b = 1 gives μ = 1.0301 with regret 0.037).
+    described by GDP (docs/math.md §6: b = 1 gives μ = 1.0301 with regret 0.037).
     """
 
     scale: PositiveFloat | None = Field(

@@ -10,7 +10,7 @@ from privspec.spec.kind import Kind, Words
 
 
 class PureDP(_Strict):
-    """Any ε-DP mechanism, accounted by its worst case (randomized response, MATH.md §6)."""
+    """Any ε-DP mechanism, accounted by its worst case (randomized response, docs/math.md §6)."""
 
     epsilon: PositiveFloat = Field(
         description="The mechanism's published pure-DP parameter ε (δ = 0)."
