@@ -1,0 +1,166 @@
+"""A spec's mechanism as dp-accounting's ``DpEvent``, and back, without trusting input.
+
+``export_dp_event(spec)`` gives the event as dp-accounting's named-tuple form (the JSON of
+``DpEvent.to_named_tuple()``: ``module_name``, ``class_name`` and the fields), so that
+anyone can re-check a privspec report with dp-accounting's own accountants.
+``dp_event_from_json`` reads that form back for the classes listed in ``_CLASSES`` only:
+unlike ``DpEvent.from_named_tuple``, it never imports a module the input names.
+
+What dp-accounting's events cannot say exactly is exported as a valid bound and listed
+in ``Export.notes``: a discrete Gaussian as its zCDP (ρ = Δ²/(2σ²), Canonne, Kamath &
+Steinke 2020), an ε-DP black box as binary randomized response with that ε (its worst
+case), an (ε, δ) black box as ``UnsupportedDpEvent`` (dp-accounting 0.6 has no event
+for it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from privspec.errors import PrivspecError
+from privspec.spec import events as ev
+from privspec.spec.base import MAX_DATASET_SIZE
+from privspec.spec.models import Spec, event_of
+
+_MODULE = "dp_accounting.dp_event"
+
+#: The dp-accounting event classes read and written, with their fields.
+_CLASSES: dict[str, tuple[str, ...]] = {
+    "GaussianDpEvent": ("noise_multiplier",),
+    "LaplaceDpEvent": ("noise_multiplier",),
+    "DiscreteLaplaceDpEvent": ("noise_parameter", "sensitivity"),
+    "RandomizedResponseDpEvent": ("noise_parameter", "num_buckets"),
+    "UnsupportedDpEvent": (),
+    "ZCDpEvent": ("rho", "xi"),
+    "PoissonSampledDpEvent": ("sampling_probability", "event"),
+    "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
+    "SelfComposedDpEvent": ("event", "count"),
+    "ComposedDpEvent": ("events",),
+}
+
+
+class DpEventError(PrivspecError, ValueError):
+    """An event file privspec does not read (an unknown class, a missing field)."""
+
+
+@dataclass
+class Export:
+    """The event (named-tuple form, JSON-able), the neighbouring relation an accountant
+    must be built with, and what the event states more loosely than the spec."""
+
+    event: dict[str, Any]
+    neighboring_relation: str
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"neighboring_relation": self.neighboring_relation, "notes": self.notes,
+                "event": self.event}
+
+
+def _named(class_name: str, **fields: Any) -> dict[str, Any]:
+    return {"module_name": _MODULE, "class_name": class_name, **fields}
+
+
+def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, Any]:
+    if isinstance(event, ev.ComposedEvent):
+        return _named("ComposedDpEvent", events=[
+            _event(stage, replace_one, notes) if repeat == 1 else _named(
+                "SelfComposedDpEvent", event=_event(stage, replace_one, notes), count=repeat)
+            for stage, repeat in event.stages])
+    if isinstance(event, ev.RepeatedEvent):
+        return _named("SelfComposedDpEvent", event=_event(event.event, replace_one, notes),
+                      count=event.count)
+    if isinstance(event, ev.SampledEvent):
+        inner = _event(event.event, replace_one, notes)
+        if event.scheme == "poisson":
+            return _named("PoissonSampledDpEvent", sampling_probability=event.rate, event=inner)
+        share = Fraction(event.rate).limit_denominator(MAX_DATASET_SIZE)
+        return _named("SampledWithoutReplacementDpEvent",
+                      source_dataset_size=share.denominator, sample_size=share.numerator,
+                      event=inner)
+    if isinstance(event, ev.GaussianEvent):
+        # dp-accounting's Gaussian has sensitivity 1 (a clipped sum under its relation)
+        shift = event.sensitivity if not event.clipped else 1.0
+        return _named("GaussianDpEvent", noise_multiplier=event.sigma / shift)
+    if isinstance(event, ev.LaplaceEvent):
+        return _named("LaplaceDpEvent", noise_multiplier=event.scale / event.sensitivity)
+    if isinstance(event, ev.DiscreteLaplaceEvent):
+        return _named("DiscreteLaplaceDpEvent", noise_parameter=event.parameter,
+                      sensitivity=event.sensitivity)
+    if isinstance(event, ev.DiscreteGaussianEvent):
+        notes.append("a discrete Gaussian is exported as its zCDP, ρ = Δ²/(2σ²) (Canonne, "
+                     "Kamath & Steinke 2020): a valid but looser event")
+        return _named("ZCDpEvent", rho=event.sensitivity**2 / (2 * event.sigma**2), xi=0.0)
+    if isinstance(event, ev.RandomizedResponseEvent):
+        return _named("RandomizedResponseDpEvent", noise_parameter=event.noise,
+                      num_buckets=event.categories)
+    if isinstance(event, ev.PureDPEvent):
+        # its worst case (Kairouz, Oh & Viswanath 2015): binary randomized response with
+        # the same ε, whose answer is replaced with probability 2/(1 + e^ε)
+        return _named("RandomizedResponseDpEvent",
+                      noise_parameter=2 / (1 + math.exp(event.epsilon)), num_buckets=2)
+    if isinstance(event, ev.ApproximateDPEvent):
+        notes.append("dp-accounting has no event for an (ε, δ)-DP black box: it is exported "
+                     "as UnsupportedDpEvent, which its accountants refuse")
+        return _named("UnsupportedDpEvent")
+    raise TypeError(f"no dp-accounting event for {type(event).__name__}")  # pragma: no cover
+
+
+def export_dp_event(spec: Spec) -> Export:
+    """The spec's mechanism as a dp-accounting event, with the relation to account it
+    under (``ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``)."""
+    replace_one = spec.neighbouring == "replace-one"
+    notes: list[str] = []
+    event = _event(event_of(spec.mechanism), replace_one, notes)
+    if replace_one and any(not e.clipped for e in _gaussians(event_of(spec.mechanism))):
+        notes.append("under REPLACE_ONE dp-accounting doubles every Gaussian's shift; a "
+                     "gaussian given by sigma and sensitivity already states its shift, so "
+                     "its accounting there is looser than privspec's")
+    relation = "REPLACE_ONE" if replace_one else "ADD_OR_REMOVE_ONE"
+    return Export(event, relation, list(dict.fromkeys(notes)))
+
+
+def _gaussians(event: ev.Event) -> list[ev.GaussianEvent]:
+    if isinstance(event, ev.ComposedEvent):
+        return [g for stage, _ in event.stages for g in _gaussians(stage)]
+    if isinstance(event, ev.RepeatedEvent | ev.SampledEvent):
+        return _gaussians(event.event)
+    return [event] if isinstance(event, ev.GaussianEvent) else []
+
+
+def dp_event_from_json(data: Any, path: str = "event") -> Any:
+    """The dp-accounting event of a named-tuple dict, for the classes privspec knows;
+    DpEventError naming the place otherwise.  Imports dp-accounting, never a module the
+    input names."""
+    from dp_accounting import dp_event
+
+    if not isinstance(data, dict):
+        raise DpEventError(f"{path}: expected an event (a JSON object), got "
+                           f"{type(data).__name__}")
+    name = data.get("class_name")
+    if name not in _CLASSES:
+        known = ", ".join(_CLASSES)
+        raise DpEventError(f"{path}: class_name {name!r} is not an event privspec reads "
+                           f"({known})")
+    values = {}
+    for key in _CLASSES[name]:
+        if key not in data:
+            if key == "xi":
+                continue
+            raise DpEventError(f"{path}: {name} needs '{key}'")
+        value = data[key]
+        if key == "event":
+            value = dp_event_from_json(value, f"{path}.event")
+        elif key == "events":
+            if not isinstance(value, list):
+                raise DpEventError(f"{path}.events: expected a list")
+            value = [dp_event_from_json(item, f"{path}.events[{i}]")
+                     for i, item in enumerate(value)]
+        elif not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(
+                value):
+            raise DpEventError(f"{path}.{key}: expected a number, got {value!r}")
+        values[key] = value
+    return getattr(dp_event, name)(**values)
