@@ -47,6 +47,7 @@ from privspec.numerics.gdp import (
 )
 from privspec.numerics.portable_pld import MAX_LOSS
 from privspec.numerics.risk import ExactCurve, GaussianCurve
+from privspec.numerics.shuffling import shuffled_lower_mu
 from privspec.report import formatting as fmt
 from privspec.report.describe import summarize_mechanism
 from privspec.report.model import (
@@ -196,6 +197,9 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
             report = _within_budget(model, path, spec_path)
+            shuffled = _shuffled_caveat(model, report)
+            if shuffled is not None:
+                report = report.model_copy(update={"warnings": [shuffled, *report.warnings]})
         # The hash names the spec as given, whatever grid or budget evaluated it.
         return report.model_copy(update={"spec_sha256": spec_sha256(given)})
     except PrivspecError:
@@ -273,6 +277,40 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
            caveat("accounting/coarsened", asked=asked, used=final,
                   budget=model.accounting.memory_budget))
     return report.model_copy(update={"warnings": [why, *report.warnings]})
+
+
+def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
+    """For DP-SGD on shuffled batches: the report's μ (no amplification) between the
+    best known lower bound (``numerics.shuffling``, at the report's floor and at τ → 0)
+    and what Poisson accounting would claim (not a guarantee for such a run)."""
+    runs = [block for _, kind, block in walk(model.mechanism)
+            if kind == "dpsgd" and block.sampling == "shuffled"]
+    if not runs or report.gdp.mu is None:
+        return None
+    floor = report.accounting.floor
+
+    def lower(tau: float) -> float:  # rounded down: a lower bound, printed as given
+        value = max(shuffled_lower_mu(
+            run.noise_multiplier, run.dataset_size // run.batch_size,
+            run.times() // max(1, run.dataset_size // run.batch_size), tau) for run in runs)
+        return float(fmt.round_significant(fmt.decimal_from_float(value), "down"))
+
+    from privspec.spec.loader import spec_from_data
+
+    as_poisson = spec_from_data(_with_poisson(model.model_dump(mode="json", exclude_unset=True)))
+    poisson = _within_budget(as_poisson, None, None).gdp.mu
+    return caveat("accounting/shuffled", upper=report.gdp.mu, lower=lower(floor), floor=floor,
+                  exact=lower(1e-300), poisson=math.inf if poisson is None else poisson)
+
+
+def _with_poisson(data: Any) -> Any:
+    """Spec data with every shuffled DP-SGD run accounted as Poisson-sampled."""
+    if isinstance(data, dict):
+        return {key: ("poisson" if key == "sampling" and value == "shuffled"
+                      else _with_poisson(value)) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_with_poisson(item) for item in data]
+    return data
 
 
 def _bound_instead(model: Spec, path: str | None, spec_path: str | None,

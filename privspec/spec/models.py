@@ -372,4 +372,10 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
                                  "for a gaussian given by 'noise_multiplier'"))
         if declared.replace_one_only is not None and relation != "replace-one":
             problems.append((here, declared.replace_one_only))
+        if (kind == "dpsgd" and _get(fields, "sampling") == "fixed-size"
+                and relation != "replace-one"):
+            problems.append(((*here, "sampling"), "fixed-size batches sampled without "
+                             "replacement are analysed under 'neighbouring: replace-one' "
+                             "(Balle et al. 2018); for add-or-remove, 'poisson' if batches were "
+                             "Poisson-sampled, else 'shuffled'"))
     return problems

@@ -1,0 +1,71 @@
+"""DP-SGD's ``sampling:``: shuffled batches are reported without amplification, between
+a lower bound and the Poisson figure that does not hold for them; unaccounted schemes
+are refused with the reason."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy.special import ndtr
+
+import privspec
+from privspec.numerics.shuffling import shuffled_lower_mu
+from privspec.spec.diagnostics import SpecError
+
+
+def _spec(sampling: str, relation: str = "add-or-remove", **fields: object) -> dict[str, object]:
+    block = {"noise_multiplier": 1.0, "batch_size": 60, "dataset_size": 60000, "steps": 1000,
+             "sampling": sampling, **fields}
+    return {"privspec": 1, "title": "t", "unit": "one example", "neighbouring": relation,
+            "mechanism": {"dpsgd": block}}
+
+
+def test_shuffled_is_the_gaussian_without_amplification() -> None:
+    """1,000 steps of 60 from 60,000: each example in one batch, μ = 1/z exactly."""
+    report = privspec.evaluate(_spec("shuffled"))
+    assert report.gdp.mu == pytest.approx(1.0, rel=1e-12)
+    (note,) = [w for w in report.warnings if w.code == "accounting/shuffled"]
+    assert note.values["lower"] <= note.values["upper"]
+    assert note.values["poisson"] < note.values["upper"]
+    assert 0.8 < note.values["exact"] < 1.0  # Chua et al.: little amplification at τ → 0
+    many = privspec.evaluate(_spec("shuffled", steps=5000))  # five epochs: √5
+    assert many.gdp.mu == pytest.approx(math.sqrt(5), rel=1e-12)
+
+
+def test_the_lower_bound_is_what_its_attack_achieves() -> None:
+    """Sound: some threshold's (FPR, TPR), computed directly, needs at least that μ;
+    and nearly the best such threshold."""
+    import numpy as np
+    from scipy.special import ndtri
+
+    z, b, e, tau = 1.0, 1000, 1, 1e-12
+    lower = shuffled_lower_mu(z, b, e, tau)
+    t = np.linspace(5.0, 9.0, 4001)
+    alpha = 1 - ndtr(t) ** (b * e)
+    tpr = 1 - ndtr(t - 1 / z) ** e * ndtr(t) ** ((b - 1) * e)
+    with np.errstate(invalid="ignore"):
+        needed = np.nanmax(np.where(tpr > tau, ndtri(tpr - tau) - ndtri(alpha), np.nan))
+    assert lower <= needed and needed <= lower * 1.01
+
+
+@pytest.mark.parametrize(("sampling", "says"), [
+    ("truncated-poisson", "zero-out neighbouring relation"),
+    ("balls-in-bins", "Monte-Carlo estimates are not bounds"),
+])
+def test_schemes_without_a_sound_accountant_are_refused(sampling: str, says: str) -> None:
+    with pytest.raises(SpecError, match=says):
+        privspec.evaluate(_spec(sampling))
+
+
+def test_fixed_size_needs_replace_one_and_sizes() -> None:
+    with pytest.raises(SpecError, match="replace-one"):
+        privspec.evaluate(_spec("fixed-size"))
+    report = privspec.evaluate(_spec("fixed-size", "replace-one"))
+    assert report.gdp.mu is not None and report.gdp.mu < 2.0  # amplified below 2/z
+    bad = _spec("shuffled")
+    block = bad["mechanism"]["dpsgd"]  # type: ignore[index]
+    del block["batch_size"], block["dataset_size"]
+    block["sampling_rate"] = 0.001
+    with pytest.raises(SpecError, match="not a rate"):
+        privspec.evaluate(bad)
