@@ -1002,8 +1002,10 @@ def export(
 
 
 from privspec.cli.calibrate import calibrate  # noqa: E402 (it uses the helpers above)
+from privspec.cli.importing import app as importing  # noqa: E402
 
 app.command()(calibrate)
+app.add_typer(importing, name="import")
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

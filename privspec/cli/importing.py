@@ -1,0 +1,127 @@
+"""``privspec import``: a spec from what a training run recorded
+(``privspec.workflows.importing``)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+
+class Relation(StrEnum):
+    add_or_remove = "add-or-remove"
+    replace_one = "replace-one"
+
+
+class Sampling(StrEnum):
+    poisson = "poisson"
+    fixed_size = "fixed-size"
+    shuffled = "shuffled"
+
+
+app = typer.Typer(name="import", no_args_is_help=True, add_completion=False,
+                  help="Write a spec from what a training run recorded: Opacus's accountant "
+                  "state, a dp-accounting event, or TF Privacy's statement inputs. The "
+                  "record proves the numbers; the unit, the neighbouring relation and how "
+                  "batches were drawn are yours to state (never guessed), and the spec "
+                  "says which is which. JSON only: pickles and checkpoints are refused.")
+
+Unit = Annotated[str, typer.Option("--unit", help="What one record is, e.g. 'one training "
+                                   "example' or 'one user's data'.", show_default=False)]
+Neighbouring = Annotated[Relation, typer.Option(
+    "--neighbouring", help="add-or-remove or replace-one.", show_default=False)]
+Sampled = Annotated[Sampling, typer.Option(
+    "--sampling", help="How batches were drawn: poisson, fixed-size or shuffled.",
+    show_default=False)]
+Title = Annotated[str | None, typer.Option("--title", help="The report's title (default: "
+                                           "from the file's name).", show_default=False)]
+Output = Annotated[str | None, typer.Option("--output", "-o", metavar="FILE", help="Write the "
+                                            "spec here (atomically) instead of stdout.",
+                                            show_default=False)]
+
+
+def _write(imported: object, output: str | None) -> None:
+    from privspec.cli.app import _fail, _write_atomically
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import dump_spec_data, spec_from_data
+    from privspec.workflows.importing import Imported
+
+    assert isinstance(imported, Imported)
+    try:
+        spec_from_data(imported.data, "<imported>")
+    except SpecError as error:
+        raise _fail("import", f"the record does not make a valid spec: {error}") from None
+    text = "".join(f"# {line}\n" for line in imported.provenance) + dump_spec_data(imported.data)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    _write_atomically({output: text})
+    typer.echo(f"wrote {output}", err=True)
+
+
+def _said(unit: str, neighbouring: Relation, sampling: Sampling, title: str | None,
+          default_title: str) -> object:
+    from privspec.workflows.importing import Assertions
+
+    return Assertions(unit=unit, neighbouring=neighbouring.value, sampling=sampling.value,
+                      title=title or default_title)
+
+
+def _run(source: str, path: str, unit: str, neighbouring: Relation, sampling: Sampling,
+         title: str | None, output: str | None) -> None:
+    import os
+
+    from privspec.cli.app import _fail
+    from privspec.workflows.importing import RecordError, from_dp_event, from_opacus, read_record
+
+    build = {"opacus": from_opacus, "dp-event": from_dp_event}[source]
+    try:
+        record, digest = read_record(path, source)
+        said = _said(unit, neighbouring, sampling, title, f"Imported from {os.path.basename(path)}")
+        imported = build(record, digest, os.path.basename(path), said)  # type: ignore[arg-type]
+    except OSError as error:
+        raise _fail("import", f"{path}: cannot read the file: {error.strerror or error}") from None
+    except RecordError as error:
+        raise _fail("import", str(error)) from None
+    _write(imported, output)
+
+
+@app.command("opacus")
+def opacus(path: Annotated[str, typer.Argument(metavar="FILE.json", help="Opacus's "
+                                               "accountant.state_dict() saved as JSON.")],
+           unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
+           output: Output = None) -> None:
+    """Opacus: each history entry (noise multiplier, sample rate, steps) a DP-SGD stage."""
+    _run("opacus", path, unit, neighbouring, sampling, title, output)
+
+
+@app.command("dp-event")
+def dp_event(path: Annotated[str, typer.Argument(metavar="FILE.json", help="A dp-accounting "
+                                                 "event as its named-tuple dict (or privspec "
+                                                 "export --dp-event's file).")],
+             unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
+             output: Output = None) -> None:
+    """dp-accounting: the event's mechanism, class by class (never importing a module
+    the file names)."""
+    _run("dp-event", path, unit, neighbouring, sampling, title, output)
+
+
+@app.command("tf-privacy")
+def tf_privacy(
+    examples: Annotated[int, typer.Option("--examples", min=1, help="Training examples N.",
+                                          show_default=False)],
+    batch: Annotated[int, typer.Option("--batch", min=1, help="Batch size B.",
+                                       show_default=False)],
+    epochs: Annotated[float, typer.Option("--epochs", min=0, help="Epochs E.",
+                                          show_default=False)],
+    noise: Annotated[float, typer.Option("--noise", min=0, help="Noise multiplier z.",
+                                         show_default=False)],
+    unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
+    output: Output = None,
+) -> None:
+    """TF Privacy's privacy-statement inputs (compute_dp_sgd_privacy_statement)."""
+    from privspec.workflows.importing import from_tf_privacy
+
+    said = _said(unit, neighbouring, sampling, title, "Imported from TF Privacy's inputs")
+    _write(from_tf_privacy(examples, batch, epochs, noise, said), output)  # type: ignore[arg-type]

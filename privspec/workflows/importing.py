@@ -1,0 +1,202 @@
+"""Specs from what a training run recorded: Opacus's accountant history, a dp-accounting
+event, TF Privacy's statement inputs.
+
+Records are untrusted files: JSON only, read with ``json`` (never unpickled, no module
+they name imported).  What a record cannot prove (the privacy unit, the neighbouring
+relation, how batches were drawn) comes from the user and is never guessed.  Every
+spec written says where it came from: the file's SHA-256, what was read from it, and
+what the user asserted, in its ``description`` (which reports print) and in comments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from privspec.errors import PrivspecError
+
+#: The first bytes of files privspec will not read, and how to export JSON instead.
+_BINARY = {
+    b"\x80": "a Python pickle",
+    b"PK\x03\x04": "a PyTorch checkpoint (.pt, a zip of pickles)",
+}
+_EXPORT_HINT = {
+    "opacus": "Save the accountant's state as JSON: json.dump(accountant.state_dict(), f) "
+              "(its history is a list of [noise_multiplier, sample_rate, steps])",
+    "dp-event": "Save the event as JSON: privspec reads the named-tuple form of "
+                "DpEvent.to_named_tuple(), as privspec export --dp-event writes it",
+}
+
+
+class RecordError(PrivspecError, ValueError):
+    """A record privspec will not or cannot read, with what to do instead."""
+
+
+@dataclass(frozen=True)
+class Assertions:
+    """What the user states and no record proves."""
+
+    unit: str
+    neighbouring: str
+    sampling: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A spec's data and the provenance lines to write above it."""
+
+    data: dict[str, Any]
+    provenance: list[str]
+
+
+def read_record(path: str | os.PathLike[str], source: str) -> tuple[Any, str]:
+    """The JSON of a record file and its SHA-256; pickles and checkpoints are refused
+    with how to export JSON."""
+    with open(path, "rb") as handle:
+        raw = handle.read(50_000_001)
+    if len(raw) > 50_000_000:
+        raise RecordError(f"{os.fspath(path)}: larger than 50 MB; a record is a short file")
+    for magic, what in _BINARY.items():
+        if raw.startswith(magic):
+            raise RecordError(f"{os.fspath(path)} is {what}; privspec never unpickles "
+                               f"files (they can run code). {_EXPORT_HINT.get(source, '')}")
+    try:
+        return json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RecordError(f"{os.fspath(path)}: not JSON ({error}). "
+                           f"{_EXPORT_HINT.get(source, '')}") from None
+
+
+def _dpsgd(noise: float, rate: float, steps: int, sampling: str) -> dict[str, Any]:
+    return {"dpsgd": {"noise_multiplier": noise, "sampling_rate": rate, "steps": steps,
+                      "sampling": sampling}}
+
+
+def _spec(mechanism: dict[str, Any], said: Assertions, description: str) -> dict[str, Any]:
+    return {"privspec": 1, "title": said.title, "description": description,
+            "unit": said.unit, "neighbouring": said.neighbouring, "mechanism": mechanism}
+
+
+def _asserted(said: Assertions) -> str:
+    return (f"asserted by the user, not recorded: unit {said.unit!r}, neighbouring "
+            f"{said.neighbouring}, batches drawn by {said.sampling} sampling")
+
+
+def from_opacus(record: Any, digest: str, name: str, said: Assertions) -> Imported:
+    """Opacus's ``accountant.state_dict()``: each history entry (noise multiplier, sample
+    rate, steps) a DP-SGD stage.  Only Poisson sampling has a rate Opacus records."""
+    history = record.get("history") if isinstance(record, dict) else None
+    if not isinstance(history, list) or not history:
+        raise RecordError(f"{name}: no 'history' list (Opacus's state_dict() has one: "
+                           "[[noise_multiplier, sample_rate, steps], ...])")
+    if said.sampling != "poisson":
+        raise RecordError("Opacus records a sampling rate: its history can be imported "
+                           "for --sampling poisson only; for shuffled batches write the "
+                           "spec with batch_size and dataset_size (privspec import "
+                           "tf-privacy does)")
+    stages: list[dict[str, Any]] = []
+    for i, entry in enumerate(history):
+        if (not isinstance(entry, list | tuple) or len(entry) != 3
+                or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                           for v in entry)):
+            raise RecordError(f"{name}: history[{i}] is not [noise_multiplier, sample_rate, "
+                               f"steps]: {entry!r}")
+        noise, rate, steps = entry
+        if steps != int(steps):
+            raise RecordError(f"{name}: history[{i}]: steps must be a whole number")
+        stages.append({"name": f"opacus history entry {i + 1}",
+                       "mechanism": _dpsgd(float(noise), float(rate), int(steps),
+                                           said.sampling)})
+    mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
+    read = f"{len(history)} history entr{'y' if len(history) == 1 else 'ies'} " \
+           "(noise multiplier, sample rate, steps)"
+    return _imported(mechanism, said, f"Opacus accountant state {name}", digest, read)
+
+
+#: dp-accounting event classes and how each becomes a privspec mechanism.
+def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise RecordError(f"{path}: expected an event object")
+    kind = event.get("class_name")
+
+    def number(key: str) -> float:
+        value = event.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise RecordError(f"{path}: {kind} needs a number '{key}'")
+        return float(value)
+
+    inner = event.get("event")
+    if kind == "GaussianDpEvent":
+        return {"gaussian": {"noise_multiplier": number("noise_multiplier")}}
+    if kind == "LaplaceDpEvent":
+        return {"laplace": {"scale": number("noise_multiplier"), "sensitivity": 1.0}}
+    if kind == "RandomizedResponseDpEvent":
+        return {"randomized_response": {"flip_probability": number("noise_parameter"),
+                                        "categories": int(number("num_buckets"))}}
+    if kind == "PoissonSampledDpEvent":
+        rate = number("sampling_probability")
+        body = _mechanism_of_event(inner, f"{path}.event", said)
+        if said.sampling != "poisson":
+            raise RecordError(f"{path}: the event accounts Poisson sampling, but the "
+                               f"batches were {said.sampling}: privspec will not report a "
+                               "Poisson guarantee for them; write the spec by hand with "
+                               "dpsgd's sampling and sizes")
+        return {"poisson_sampled": {"sampling_rate": rate, "mechanism": body}}
+    if kind == "SampledWithoutReplacementDpEvent":
+        return {"fixed_size_sampled": {
+            "batch_size": int(number("sample_size")),
+            "dataset_size": int(number("source_dataset_size")),
+            "mechanism": _mechanism_of_event(inner, f"{path}.event", said)}}
+    if kind == "SelfComposedDpEvent":
+        count = int(number("count"))
+        body = _mechanism_of_event(inner, f"{path}.event", said)
+        sampled = body.get("poisson_sampled")
+        if sampled is not None and "gaussian" in sampled["mechanism"]:
+            gaussian = sampled["mechanism"]["gaussian"]
+            return _dpsgd(gaussian["noise_multiplier"], sampled["sampling_rate"], count,
+                          said.sampling)
+        return {"repeat": {"count": count, "mechanism": body}}
+    if kind == "ComposedDpEvent":
+        events = event.get("events")
+        if not isinstance(events, list) or not events:
+            raise RecordError(f"{path}: ComposedDpEvent needs a list 'events'")
+        return {"compose": [{"mechanism": _mechanism_of_event(e, f"{path}.events[{i}]", said)}
+                            for i, e in enumerate(events)]}
+    raise RecordError(f"{path}: {kind!r} has no privspec mechanism (privspec reads "
+                       "GaussianDpEvent, LaplaceDpEvent, RandomizedResponseDpEvent, "
+                       "PoissonSampledDpEvent, SampledWithoutReplacementDpEvent, "
+                       "SelfComposedDpEvent, ComposedDpEvent)")
+
+
+def from_dp_event(record: Any, digest: str, name: str, said: Assertions) -> Imported:
+    """A dp-accounting event in named-tuple form (or ``privspec export --dp-event``'s
+    file, whose ``event`` it is)."""
+    event = record.get("event", record) if isinstance(record, dict) else record
+    mechanism = _mechanism_of_event(event, "event", said)
+    return _imported(mechanism, said, f"dp-accounting event {name}", digest,
+                     f"the event {event.get('class_name')} and everything inside it")
+
+
+def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
+                    said: Assertions) -> Imported:
+    """TF Privacy's privacy-statement inputs: N examples, batch B, E epochs, noise z."""
+    mechanism = {"dpsgd": {"noise_multiplier": noise, "batch_size": batch,
+                           "dataset_size": examples, "epochs": epochs,
+                           "sampling": said.sampling}}
+    read = (f"examples {examples:,}, batch {batch:,}, epochs {epochs:g}, noise multiplier "
+            f"{noise:g}, as given on the command line")
+    return _imported(mechanism, said, "TF Privacy statement inputs", None, read)
+
+
+def _imported(mechanism: dict[str, Any], said: Assertions, source: str,
+              digest: str | None, read: str) -> Imported:
+    origin = source + (f" (SHA-256 {digest})" if digest else "")
+    description = (f"Imported by privspec from {origin}. Read from it: {read}; "
+                   f"{_asserted(said)}.")
+    lines = [f"Imported by privspec from {origin}.", f"Read from it: {read}.",
+             f"{_asserted(said).capitalize()}."]
+    return Imported(_spec(mechanism, said, description), lines)

@@ -1,0 +1,79 @@
+"""``privspec import``: specs from Opacus, dp-accounting and TF Privacy records, with
+their provenance, never unpickling anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import privspec
+from privspec.cli.app import main
+from privspec.spec.loader import load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+SAID = ["--unit", "one training example", "--neighbouring", "add-or-remove"]
+
+
+def test_opacus_history_becomes_dpsgd_stages(tmp_path: Path) -> None:
+    record = tmp_path / "state.json"
+    record.write_text(json.dumps({"history": [[1.1, 0.004, 10000], [0.9, 0.004, 500]],
+                                  "mechanism": "prv"}), encoding="utf-8")
+    out = tmp_path / "run.privspec.yaml"
+    assert main(["import", "opacus", str(record), *SAID, "--sampling", "poisson",
+                 "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Imported by privspec from Opacus accountant state state.json "
+                           "(SHA-256 ")
+    assert "Asserted by the user, not recorded: unit 'one training example'" in text
+    spec = load_spec(out)
+    assert [stage.mechanism.block.steps for stage in spec.mechanism.block] == [10000, 500]
+    report = privspec.evaluate(spec)
+    assert report.description is not None and "Opacus accountant state" in report.description
+
+
+def test_an_exported_event_imports_to_the_same_guarantee(tmp_path: Path) -> None:
+    source = ROOT / "examples" / "mixed-pipeline.privspec.yaml"
+    event = tmp_path / "event.json"
+    assert main(["export", "--dp-event", str(source), "-o", str(event)]) == 0
+    out = tmp_path / "again.privspec.yaml"
+    assert main(["import", "dp-event", str(event), *SAID, "--sampling", "poisson",
+                 "-o", str(out)]) == 0
+    assert privspec.evaluate(out).gdp.mu == pytest.approx(privspec.evaluate(source).gdp.mu,
+                                                          rel=1e-9)
+
+
+def test_tf_privacy_inputs(tmp_path: Path) -> None:
+    out = tmp_path / "tf.privspec.yaml"
+    assert main(["import", "tf-privacy", "--examples", "60000", "--batch", "256", "--epochs",
+                 "15", "--noise", "1.1", *SAID, "--sampling", "shuffled", "-o", str(out)]) == 0
+    block = load_spec(out).mechanism.block
+    # ⌈15·60000/256⌉ = 3,516 steps reach into a 16th epoch: each example in at most 16
+    assert block.sampling == "shuffled" and block.participations() == 16
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"\x80\x04\x95", "never unpickles"),
+    (b"PK\x03\x04rest", "PyTorch checkpoint"),
+    (b"{not json", "not JSON"),
+    (b'{"history": []}', "no 'history' list"),
+    (b'{"history": [[1.1, 0.004]]}', "history[0] is not"),
+])
+def test_bad_records_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          content: bytes, says: str) -> None:
+    record = tmp_path / "state.pt"
+    record.write_bytes(content)
+    assert main(["import", "opacus", str(record), *SAID, "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_what_a_record_cannot_prove_must_be_stated(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    record = tmp_path / "state.json"
+    record.write_text('{"history": [[1.1, 0.004, 100]]}', encoding="utf-8")
+    assert main(["import", "opacus", str(record), "--unit", "u",
+                 "--neighbouring", "add-or-remove"]) == 2  # no --sampling: not guessed
+    assert main(["import", "opacus", str(record), *SAID, "--sampling", "shuffled"]) == 2
+    assert "for --sampling poisson only" in capsys.readouterr().err
