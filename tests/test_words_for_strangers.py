@@ -49,3 +49,25 @@ def test_version_names_the_numerical_stack(capsys) -> None:  # type: ignore[no-u
     out = capsys.readouterr().out
     assert out.startswith(f"privspec {privspec.__version__}, dp-accounting "
                           f"{metadata.version('dp-accounting')}, numpy ")
+
+
+def test_scope_is_printed_in_every_format_and_validated() -> None:
+    import pytest
+
+    from privspec.report.render import render_documents
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import load_spec, load_spec_text
+
+    report = __import__("privspec").evaluate(load_spec(ROOT / "examples" /
+                                                       "census-dhc-2020.privspec.yaml"))
+    assert report.scope is not None and report.scope.trust_model == "central"
+    for fmt in ("markdown", "latex", "html"):
+        text = "".join(d.text for d in render_documents(report, fmt))
+        assert "the total population of each state" in text
+        assert "floating-point side channels" in text
+    base = ("privspec: 1\ntitle: t\nunit: u\nneighbouring: add-or-remove\n"
+            "mechanism: {gaussian: {sigma: 1}}\n")
+    for scope, says in (("{trust_model: cloud}", "central"), ("{code: ftp://x.org/a}", "http"),
+                        ("{covers: [everything]}", "training")):
+        with pytest.raises(SpecError, match=says):
+            load_spec_text(base + f"scope: {scope}\n", "s.yaml")

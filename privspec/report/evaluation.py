@@ -58,6 +58,7 @@ from privspec.report.model import (
     EpsilonAtDelta,
     PublishedComparison,
     Report,
+    ReportScope,
     TradeoffRow,
 )
 from privspec.report.risk import risk_section
@@ -465,6 +466,7 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
         title=model.title, description=model.description, unit=model.unit,
         neighbouring=model.neighbouring,
         mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
+        scope=None if model.scope is None else ReportScope(**model.scope.model_dump()),
         spec_sha256=spec_sha256(model),
         spec_path=spec_path if spec_path is not None else path,
         **figures)

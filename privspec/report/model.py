@@ -165,6 +165,17 @@ class Caveat(_Frozen):
                     "them in its own notation (not part of the JSON layout).")
 
 
+class ReportScope(_Frozen):
+    """What the guarantee covers, as the spec's ``scope:`` states it (fields as there)."""
+
+    released: str | None = None
+    covers: list[str] | None = None
+    trust_model: str | None = None
+    releases: str | None = None
+    unprotected: list[str] | None = None
+    code: str | None = None
+
+
 class Report(_Frozen):
     """The evaluated privacy report of one spec."""
 
@@ -174,6 +185,8 @@ class Report(_Frozen):
     unit: str = Field(description="What one record is.")
     neighbouring: Literal["add-or-remove", "replace-one"]
     mechanism: MechanismSummary
+    scope: ReportScope | None = Field(
+        None, description="What the guarantee covers, when the spec says (its scope:).")
     gdp: GDP
     tradeoff: list[TradeoffRow] = Field(description="Tier II table, α ascending; α* included.")
     epsilons: list[EpsilonAtDelta] = Field(description="ε at the report's δ's.")

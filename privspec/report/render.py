@@ -224,6 +224,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
         environment.filters["caveat"] = latex_caveat
     environment.filters["risk"] = lambda row, report, part="sentence": risk_text(
         row, report, part, fmt)
+    environment.filters["scope"] = lambda report: scope_text(report, fmt)
     return environment
 
 
@@ -268,18 +269,27 @@ def _latex_text(template: str, values: Mapping[str, Any]) -> str:
                    for index, piece in enumerate(pieces))
 
 
-RISK_TEMPLATE = "text/risk.txt.j2"
+def text_for(template: str, values: Mapping[str, Any], fmt: str) -> str:
+    """A plain-text template (``text/…``) for ``fmt``: plain text for Markdown and HTML
+    (their templates escape it), LaTeX for LaTeX."""
+    if fmt == "latex":
+        return _latex_text(template, values)
+    text = _environment("markdown", None).get_template(template).render(values)
+    return " ".join(text.split())
 
 
 def risk_text(row: RiskRow, report: Report, part: str, fmt: str) -> str:
-    """A risk row's name or sentence (``text/risk.txt.j2``): plain text for Markdown and
-    HTML (their templates escape it), LaTeX for LaTeX."""
-    values = {**row.model_dump(), "part": part, "unit": report.unit,
-              "relation": report.neighbouring}
-    if fmt == "latex":
-        return _latex_text(RISK_TEMPLATE, values)
-    text = _environment("markdown", None).get_template(RISK_TEMPLATE).render(values)
-    return " ".join(text.split())
+    """A risk row's name or sentence (``text/risk.txt.j2``)."""
+    return text_for("text/risk.txt.j2", {**row.model_dump(), "part": part, "unit": report.unit,
+                                         "relation": report.neighbouring}, fmt)
+
+
+def scope_text(report: Report, fmt: str) -> str:
+    """What the guarantee covers, and what no privacy number does (``text/scope.txt.j2``)."""
+    fields = report.scope.model_dump() if report.scope is not None else {
+        name: None for name in ("released", "covers", "trust_model", "releases",
+                                "unprotected", "code")}
+    return text_for("text/scope.txt.j2", fields, fmt)
 
 
 def _escape_latex_keeping_spaces(text: str) -> str:

@@ -49,6 +49,7 @@ from privspec.spec.kinds.pure_dp import PureDP
 from privspec.spec.kinds.randomized_response import RandomizedResponse
 from privspec.spec.kinds.repeat import Repeat
 from privspec.spec.risk import DEFAULT_SCENARIOS, RiskLimit, RiskScenario, RiskScenarios
+from privspec.spec.scope import Scope
 
 SPEC_VERSION = 1
 
@@ -279,6 +280,10 @@ class Spec(_Strict):
     published: PublishedClaim | None = Field(
         None, description="A guarantee published earlier, for a before/after comparison."
     )
+    scope: Scope | None = Field(
+        None, description="What the guarantee covers: what is released, which data "
+        "accesses, the trust model, one release or many, what is left unprotected, and a "
+        "link to the code (all optional; printed where given).")
     risk: RiskScenarios = Field(
         default_factory=lambda: [RiskScenario.model_validate(s) for s in DEFAULT_SCENARIOS],
         description="Attacks the report bounds in operational terms (membership at an FPR "
