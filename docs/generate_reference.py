@@ -1,0 +1,131 @@
+"""Write the documentation's reference pages from the code, so they cannot drift:
+``docs/reference/spec.md`` from the JSON Schema of a spec (the pydantic models) and
+``docs/reference/cli.md`` from the command line's own help.
+
+    python docs/generate_reference.py          # write both
+    python docs/generate_reference.py --check  # fail if either is stale (the tests do)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = {"spec": ROOT / "docs" / "reference" / "spec.md",
+         "cli": ROOT / "docs" / "reference" / "cli.md"}
+#: The commands documented, in the order of the README's table.
+COMMANDS = ["validate", "render", "evaluate", "calibrate", "table", "convert", "diff", "check",
+            "action", "plot", "export", "import opacus", "import dp-event", "import tf-privacy",
+            "schema"]
+
+
+def _type(field: dict[str, Any]) -> str:
+    if "$ref" in field:
+        name = field["$ref"].rsplit("/", 1)[-1]
+        return f"[{name}](#{name.lower()})"
+    if "oneOf" in field:  # the mechanism: one of the kinds' one-key mappings
+        names = [option["$ref"].rsplit("/", 1)[-1].removesuffix("Node")
+                 for option in field["oneOf"] if "$ref" in option]
+        # a composition is a list of stages: its entry is the Stage model's
+        return "one of " + ", ".join(
+            f"[{name}](#{'stage' if name == 'Compose' else name.lower()})" for name in names)
+    if "anyOf" in field:
+        return " or ".join(_type(option) for option in field["anyOf"] if option != {"type": "null"})
+    if "enum" in field:
+        return " \\| ".join(f"`{value}`" for value in field["enum"])
+    if "const" in field:
+        return f"`{field['const']}`"
+    if field.get("type") == "array":
+        return f"list of {_type(field.get('items', {}))}"
+    return str(field.get("type", "any"))
+
+
+def _limits(field: dict[str, Any]) -> str:
+    words = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiveMaximum": "<",
+             "minItems": "items ≥", "maxItems": "items ≤", "minLength": "length ≥",
+             "maxLength": "length ≤"}
+    parts = [f"{sign} {field[key]}" for key, sign in words.items() if key in field]
+    for option in field.get("anyOf", []):
+        parts += [f"{sign} {option[key]}" for key, sign in words.items() if key in option]
+    return ", ".join(parts)
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _table(model: dict[str, Any]) -> list[str]:
+    required = set(model.get("required", []))
+    lines = ["| field | type | required | default | limits | meaning |",
+             "|---|---|---|---|---|---|"]
+    for name, field in model.get("properties", {}).items():
+        default = json.dumps(field["default"], ensure_ascii=False) if "default" in field else ""
+        lines.append(f"| `{name}` | {_type(field)} | {'yes' if name in required else ''} | "
+                     f"{_cell(default)} | {_limits(field)} | {_cell(field.get('description', ''))} |")
+    return lines
+
+
+def spec_page() -> str:
+    """The spec reference, from the JSON Schema privspec generates from its models."""
+    from privspec.spec.schema import json_schema
+
+    schema = json_schema()
+    lines = ["# Spec reference", "",
+             "Generated from the spec's JSON Schema (`privspec schema`) by "
+             "`docs/generate_reference.py`; do not edit.", "",
+             "## The spec file", "", _cell(schema.get("description", "")), "",
+             *_table(schema), ""]
+    for name, model in sorted(schema.get("$defs", {}).items()):
+        if name.endswith("Node"):
+            continue  # a kind's one-key wrapper: the kind's own model is listed
+        lines += [f"## {name}", "", _cell(model.get("description", "")), "", *_table(model), ""]
+    return "\n".join(lines)
+
+
+def cli_page() -> str:
+    """The command-line reference, from each command's own help."""
+    import os
+
+    os.environ["COLUMNS"] = "100"  # help is wrapped to the terminal: a fixed width here
+    from privspec.cli.app import main
+
+    lines = ["# Command-line reference", "",
+             "Generated from `privspec COMMAND --help` by `docs/generate_reference.py`; do not "
+             "edit.", ""]
+    for command in ["", *COMMANDS]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main([*command.split(), "--help"])
+        title = f"privspec {command}".strip()
+        lines += [f"## `{title}`", "", "```text", out.getvalue().rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    stale = []
+    for name, page in (("spec", spec_page()), ("cli", cli_page())):
+        path = PAGES[name]
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != page:
+                stale.append(str(path))
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    if stale:
+        print("stale: " + ", ".join(stale) + " (run python docs/generate_reference.py)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
