@@ -303,3 +303,21 @@ def test_the_end_of_what_a_field_allows_is_tried_directly() -> None:
 def test_a_search_span_too_short_says_so() -> None:
     with pytest.raises(CalibrationError, match=r"within a factor of 1e\+06"):
         calibrate(_kind({"gaussian": {"sigma": 1.0}}), "sigma", ["mu=1e-9"])
+
+
+def test_the_end_of_what_the_field_allows_says_so() -> None:
+    with pytest.raises(CalibrationError, match="most private value the spec allows"):
+        calibrate(DPSGD, "steps", ["mu=1e-7"])
+
+
+def test_an_unwritable_output_exits_2_in_one_line(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "run.privspec.yaml"
+    spec.write_text(COMMENTED, encoding="utf-8")
+    blocker = tmp_path / "a-file"  # a file where a directory would have to be
+    blocker.write_text("x", encoding="utf-8")
+    code = main(["calibrate", str(spec), "--vary", "noise_multiplier", "-t", "mu=1",
+                 "-o", str(blocker / "x.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot write" in err and "Traceback" not in err
+    assert spec.read_text(encoding="utf-8") == COMMENTED

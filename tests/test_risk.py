@@ -173,3 +173,29 @@ def test_diff_shows_risk_before_and_after(tmp_path: Path,
     main(["diff", *paths])
     out = capsys.readouterr().out
     assert "| re-identification, 10,000 candidates |" in out and "weaker" in out
+
+
+EXTREME_SCENARIOS = [{"membership": {"fpr": 1e-300}},
+                     {"membership": {"base_rate": 1e-300, "fpr": 1e-300}},
+                     {"membership": {"base_rate": 0.9999999999}},
+                     {"attribute_inference": {"values": 10**15}},
+                     {"reidentification": {"candidates": 2}},
+                     {"reconstruction": {"baseline": 0.9999999999}}]
+
+
+@pytest.mark.parametrize("mechanism", [
+    {"gaussian": {"sigma": 1e-9}}, {"gaussian": {"sigma": 1e9}},
+    {"pure_dp": {"epsilon": 1e-9}}, {"pure_dp": {"epsilon": 650}},
+    {"dpsgd": {"noise_multiplier": 0.5, "sampling_rate": 0.5, "steps": 100}},
+])
+def test_extreme_scenarios_and_mechanisms_render(mechanism: dict[str, Any]) -> None:
+    """Baselines of 10⁻³⁰⁰ and near 1, ε near overflow: bounds stay probabilities, at
+    least the baseline, and every format renders."""
+    from privspec.report.render import render
+
+    report = privspec.evaluate(_spec(mechanism, risk=EXTREME_SCENARIOS))
+    for row in report.risk.rows:
+        for value in (row.bound, row.bound_epsilon_delta, row.bound_gdp):
+            assert value is None or row.baseline <= value <= 1
+    for fmt in ("markdown", "latex", "html", "json"):
+        assert render(report, fmt)

@@ -997,7 +997,10 @@ def export(
     if output is None:
         typer.echo(text, nl=False)
         return
-    _write_atomically({output: text})
+    try:
+        _write_atomically({output: text})
+    except OSError as error:
+        raise _fail("export", f"cannot write {output}: {error.strerror or error}") from None
     typer.echo(f"wrote {output}", err=True)
 
 

@@ -151,7 +151,11 @@ def calibrate(
             raise _fail("calibrate", f"{spec}: cannot write the value into the file "
                             f"as it is laid out ({error}); set {knob} to "
                             f"{written_number(calibration.value)} by hand") from None
-        _write_atomically({destination: edited})
+        try:
+            _write_atomically({destination: edited})
+        except OSError as error:
+            raise _fail("calibrate", f"cannot write {destination}: "
+                        f"{error.strerror or error}") from None
     if output_format is CalibrateFormat.json:
         typer.echo(_json(calibration, spec, knob.value))
     else:

@@ -56,7 +56,10 @@ def _write(imported: object, output: str | None) -> None:
     if output is None:
         typer.echo(text, nl=False)
         return
-    _write_atomically({output: text})
+    try:
+        _write_atomically({output: text})
+    except OSError as error:
+        raise _fail("import", f"cannot write {output}: {error.strerror or error}") from None
     typer.echo(f"wrote {output}", err=True)
 
 

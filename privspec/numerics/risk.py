@@ -99,7 +99,8 @@ class EpsilonDeltaCurve:
         if not math.isfinite(self.epsilon):
             return 0.0
         a, b, keep = weight_alpha, weight_beta, 1 - self.delta
-        kink = keep / (1 + math.exp(self.epsilon))  # where the two lines meet: α = β
+        # where the two lines meet, α = β = (1 − δ)/(1 + e^ε), without overflow at any ε
+        kink = keep * math.exp(-float(np.logaddexp(0.0, self.epsilon)))
         return max(0.0, min(b * keep, (a + b) * kink, a * keep))
 
 

@@ -333,12 +333,19 @@ def _unreachable(search: _Search, most_private: _Point | None,
     saturated = nearest is not None and 0 < most_private.excess < math.inf and abs(
         math.log(most_private.excess / nearest.excess)) < 0.01 * abs(
         math.log(float(most_private.value) / float(nearest.value)))
-    if spanned and not saturated:
-        why = (f"privspec searches within a factor of {SPAN:.0e} of the spec's value; if "
-               "more is meant, write a value nearer the answer in the spec and calibrate again")
-    else:
+    limit = knob.highest if knob.direction == 1 else knob.lowest
+    beyond = _step(most_private.value, knob, up=knob.direction == 1)
+    at_limit = not spanned or (limit is not None and (
+        most_private.value == limit or (beyond > limit if knob.direction == 1 else beyond < limit)))
+    if saturated:
         why = ("the rest of the mechanism already spends that much: relax the target, or "
                "calibrate a field of the part that dominates")
+    elif at_limit:
+        why = ("that is the most private value the spec allows: relax the target, or "
+               "change another field")
+    else:
+        why = (f"privspec searches within a factor of {SPAN:.0e} of the spec's value; if "
+               "more is meant, write a value nearer the answer in the spec and calibrate again")
     return CalibrationError(f"no value of {knob} meets the targets: at {most_private.value:g}, "
                             f"the most private value tried, {missed}; {why}")
 
