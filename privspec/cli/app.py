@@ -419,15 +419,7 @@ def table(
     except RenderError as error:
         typer.echo(f"privspec table: error: {error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    try:
-        _write_atomically({output: text})
-    except OSError as error:
-        typer.echo(f"privspec table: error: cannot write {output}: {error.strerror or error}",
-                   err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    _emit("table", text, output, quiet=True)
 
 
 # --- commands: render (reports) ---------------------------------------------
@@ -451,6 +443,20 @@ def _render_targets(formats: list[str], variant: str | None) -> list[tuple[str, 
             if (name, chosen) not in targets:
                 targets.append((name, chosen))
     return targets
+
+
+def _emit(command: str, text: str, output: str | None, *, quiet: bool = False) -> None:
+    """``text`` on stdout, or written atomically to ``output`` (then ``wrote FILE`` on
+    stderr unless ``quiet``); a file that cannot be written exits 2 in one line."""
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        _write_atomically({output: text})
+    except OSError as error:
+        raise _fail(command, f"cannot write {output}: {error.strerror or error}") from None
+    if not quiet:
+        typer.echo(f"wrote {output}", err=True)
 
 
 def _write_atomically(files: Mapping[str, str | bytes]) -> None:
@@ -994,14 +1000,7 @@ def export(
         raise _fail("export", "say what to export: --dp-event")
     ((_, loaded),) = _load_all_or_exit([spec])
     text = json.dumps(export_dp_event(loaded).as_json(), indent=2, ensure_ascii=False) + "\n"
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    try:
-        _write_atomically({output: text})
-    except OSError as error:
-        raise _fail("export", f"cannot write {output}: {error.strerror or error}") from None
-    typer.echo(f"wrote {output}", err=True)
+    _emit("export", text, output)
 
 
 from privspec.cli.calibrate import calibrate  # noqa: E402 (it uses the helpers above)

@@ -42,7 +42,7 @@ Output = Annotated[str | None, typer.Option("--output", "-o", metavar="FILE", he
 
 
 def _write(imported: object, output: str | None) -> None:
-    from privspec.cli.app import _fail, _write_atomically
+    from privspec.cli.app import _emit, _fail
     from privspec.spec.diagnostics import SpecError
     from privspec.spec.loader import dump_spec_data, spec_from_data
     from privspec.workflows.importing import Imported
@@ -53,14 +53,7 @@ def _write(imported: object, output: str | None) -> None:
     except SpecError as error:
         raise _fail("import", f"the record does not make a valid spec: {error}") from None
     text = "".join(f"# {line}\n" for line in imported.provenance) + dump_spec_data(imported.data)
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    try:
-        _write_atomically({output: text})
-    except OSError as error:
-        raise _fail("import", f"cannot write {output}: {error.strerror or error}") from None
-    typer.echo(f"wrote {output}", err=True)
+    _emit("import", text, output)
 
 
 def _said(unit: str, neighbouring: Relation, sampling: Sampling, title: str | None,
