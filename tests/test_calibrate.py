@@ -210,7 +210,9 @@ def test_output_keeps_comments_and_changes_only_the_value(tmp_path: Path,
     printed = capsys.readouterr().out
     assert "noise_multiplier = 0.7754 meets every target (was 1.1)" in printed
     assert "change: line 9: noise_multiplier: 1.1 → 0.7754" in printed
-    assert out.read_text() == COMMENTED.replace("noise_multiplier: 1.1 ", "noise_multiplier: 0.7754 ")
+    assert out.read_text() == COMMENTED.replace(
+        "noise_multiplier: 1.1 ", "noise_multiplier: 0.7754 ") + (
+        "calibrated: {field: mechanism.dpsgd.noise_multiplier, value: 0.7754, targets: [mu=1]}\n")
     assert spec.read_text() == COMMENTED  # untouched without --in-place
     assert main(["calibrate", str(spec), "--vary", "noise_multiplier", "-t", "mu=1",
                  "--in-place", "-f", "json"]) == 0
@@ -229,7 +231,8 @@ def test_a_field_at_its_default_is_written_into_its_mapping(tmp_path: Path) -> N
     assert main(["calibrate", str(spec), "--vary", "releases/repeat", "-t", "mu=1",
                  "--in-place"]) == 0
     assert spec.read_text().endswith(stages.replace(
-        "    - name", "    - repeat: 100\n      name"))
+        "    - name", "    - repeat: 100\n      name") + "calibrated: {field: "
+        "'mechanism.compose[0].repeat', value: 100, targets: [mu=1]}\n")
 
 
 @pytest.mark.parametrize(("arguments", "says"), [
@@ -321,3 +324,29 @@ def test_an_unwritable_output_exits_2_in_one_line(tmp_path: Path,
     err = capsys.readouterr().err
     assert code == 2 and "cannot write" in err and "Traceback" not in err
     assert spec.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_the_written_spec_says_what_was_calibrated_and_stays_honest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-o adds a one-line calibrated: note (validated: it must match the field), reports
+    print it, and calibrating again replaces it, even after the field was edited by hand."""
+    spec = tmp_path / "run.privspec.yaml"
+    spec.write_text(COMMENTED, encoding="utf-8")
+    assert main(["calibrate", str(spec), "--vary", "noise_multiplier", "-t", "mu=1",
+                 "--in-place"]) == 0
+    text = spec.read_text(encoding="utf-8")
+    assert text.endswith("calibrated: {field: mechanism.dpsgd.noise_multiplier, "
+                         "value: 0.7754, targets: [mu=1]}\n")
+    report = privspec.evaluate(spec)
+    assert report.calibrated is not None and report.calibrated.targets == ["mu=1"]
+    from privspec.report.render import render
+
+    assert "was chosen by privspec calibrate" in render(report, "markdown")
+    spec.write_text(text.replace("noise_multiplier: 0.7754", "noise_multiplier: 1.5"),
+                    encoding="utf-8")
+    assert main(["validate", str(spec)]) == 2  # the note no longer holds
+    assert "calibrate again, or remove" in capsys.readouterr().err
+    assert main(["calibrate", str(spec), "--vary", "noise_multiplier", "-t", "mu=2",
+                 "--in-place"]) == 0
+    assert main(["validate", str(spec)]) == 0
+    assert spec.read_text(encoding="utf-8").count("calibrated:") == 1

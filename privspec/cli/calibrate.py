@@ -101,8 +101,9 @@ def calibrate(
         "reidentification@N=V, attribute@K=V, reconstruction@KAPPA=V, accuracy@PI=V.",
         show_default=False)],
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the calibrated spec here (comments, "
-        "order and layout kept; only the value changes).", show_default=False)] = None,
+        "--output", "-o", metavar="FILE", help="Write the calibrated spec here: only the value "
+        "changes (comments, order and layout kept), and a one-line 'calibrated:' note says "
+        "what was chosen for which targets (reports print it).", show_default=False)] = None,
     in_place: Annotated[bool, typer.Option(
         "--in-place", help="Write the calibrated value into SPEC itself.")] = False,
     output_format: Annotated[CalibrateFormat, typer.Option(
@@ -119,21 +120,27 @@ def calibrate(
     Exit 0 with the value; 2 when no value meets the targets (with what the most
     private value achieves) or the input is bad.
     """
-    from privspec.cli.app import _OPTIONS, _fail, _load_all_or_exit, _write_atomically
+    from privspec.cli.app import _OPTIONS, _fail, _write_atomically
     from privspec.errors import EvaluationError
-    from privspec.spec.editing import with_number, written_number
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.spec.editing import with_number, with_top_level, written_number
     from privspec.workflows.calibration import CalibrationError
     from privspec.workflows.calibration import calibrate as run
 
     if output is not None and in_place:
         raise _fail("calibrate", "give either --output or --in-place, not both")
-    _load_all_or_exit([spec])
-    try:
+    try:  # the file is read (and every problem of it located) by the calibration first
+        calibration = run(spec, vary, target, memory_budget=_OPTIONS.memory_budget)
         with open(spec, encoding="utf-8") as handle:
             text = handle.read()
-        calibration = run(spec, vary, target, memory_budget=_OPTIONS.memory_budget)
+    except OSError as error:
+        raise _fail("calibrate", f"{spec}: cannot read the file: "
+                    f"{error.strerror or error}") from None
     except CalibrationError as error:
         raise _fail("calibrate", f"{spec}: {error}") from None
+    except SpecError as error:  # the file's own problems, located (a stale note aside)
+        typer.echo(format_diagnostics(error.diagnostics, "gcc"), err=True)
+        raise typer.Exit(2) from None
     except EvaluationError as error:
         raise _fail("calibrate", f"{spec}: cannot evaluate: {error}") from None
     knob = calibration.knob
@@ -145,8 +152,11 @@ def calibrate(
     position = position_of(spec, knob.path)
     destination = spec if in_place else output
     if destination is not None:
+        note = {"field": str(knob), "value": calibration.value,
+                "targets": [str(t) for t in calibration.targets]}
         try:
-            edited = with_number(text, knob.path, calibration.value)
+            edited = with_top_level(with_number(text, knob.path, calibration.value),
+                                    "calibrated", note)
         except ValueError as error:
             raise _fail("calibrate", f"{spec}: cannot write the value into the file "
                             f"as it is laid out ({error}); set {knob} to "

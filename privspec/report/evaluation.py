@@ -53,6 +53,7 @@ from privspec.report.describe import summarize_mechanism
 from privspec.report.model import (
     GDP,
     Accounting,
+    Calibrated,
     Caveat,
     CurvePoint,
     EpsilonAtDelta,
@@ -467,6 +468,8 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
         neighbouring=model.neighbouring,
         mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
         scope=None if model.scope is None else ReportScope(**model.scope.model_dump()),
+        calibrated=(None if model.calibrated is None
+                    else Calibrated(**model.calibrated.model_dump())),
         spec_sha256=spec_sha256(model),
         spec_path=spec_path if spec_path is not None else path,
         **figures)

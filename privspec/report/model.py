@@ -176,6 +176,14 @@ class ReportScope(_Frozen):
     code: str | None = None
 
 
+class Calibrated(_Frozen):
+    """The spec's ``calibrated:`` note: the field privspec calibrate chose, and for what."""
+
+    field: str
+    value: float
+    targets: list[str]
+
+
 class Report(_Frozen):
     """The evaluated privacy report of one spec."""
 
@@ -187,6 +195,8 @@ class Report(_Frozen):
     mechanism: MechanismSummary
     scope: ReportScope | None = Field(
         None, description="What the guarantee covers, when the spec says (its scope:).")
+    calibrated: Calibrated | None = Field(
+        None, description="Which field privspec calibrate chose, for which targets.")
     gdp: GDP
     tradeoff: list[TradeoffRow] = Field(description="Tier II table, α ascending; α* included.")
     epsilons: list[EpsilonAtDelta] = Field(description="ε at the report's δ's.")

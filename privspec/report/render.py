@@ -289,7 +289,9 @@ def scope_text(report: Report, fmt: str) -> str:
     fields = report.scope.model_dump() if report.scope is not None else {
         name: None for name in ("released", "covers", "trust_model", "releases",
                                 "unprotected", "code")}
-    return text_for("text/scope.txt.j2", fields, fmt)
+    calibrated = None if report.calibrated is None else {
+        **report.calibrated.model_dump(), "value": f"{report.calibrated.value:.12g}"}
+    return text_for("text/scope.txt.j2", {**fields, "calibrated": calibrated}, fmt)
 
 
 def _escape_latex_keeping_spaces(text: str) -> str:

@@ -58,3 +58,26 @@ def with_number(text: str, path: Path, value: float | int) -> str:
     if read_text(edited, "<spec>")[0] != expected:
         raise ValueError(f"editing {path} in place would change more than that value")
     return edited
+
+
+def with_top_level(text: str, key: str, value: dict[str, Any]) -> str:
+    """``text`` with the top-level ``key`` set to ``value``, written on one line in flow
+    style: replacing a one-line value where the file has one, else appended at the end.
+
+    Raises ValueError when the key's value spans several lines (edit it by hand)."""
+    import yaml
+
+    data, builder = read_text(text, "<spec>")
+    flow = yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False,
+                          allow_unicode=True).strip()
+    where = builder.positions.get((key,))
+    if where is None:
+        edited = text + ("" if text.endswith("\n") or not text else "\n") + f"{key}: {flow}\n"
+    elif where.end is not None and where.end[0] == where.value[0]:
+        start = _offset(text, *where.value)
+        edited = text[:start] + flow + text[start + where.end[1] - where.value[1]:]
+    else:
+        raise ValueError(f"'{key}' spans several lines")
+    if read_text(edited, "<spec>")[0] != {**data, key: value}:
+        raise ValueError(f"writing '{key}' in place would change more than that")
+    return edited

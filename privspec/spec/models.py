@@ -255,6 +255,34 @@ class Budget(_Strict):
         return self
 
 
+#: A calibration target as ``privspec calibrate`` writes it (``mu=1``, ``tpr@0.001=0.01``).
+TARGET_PATTERN = r"^[a-z]+(@[0-9.eE+-]+)?=[0-9.eE+-]+$"
+
+
+class CalibrationNote(_Strict):
+    """What ``privspec calibrate`` chose, written by it into the spec: the field, its
+    value and the targets it meets.  It must still hold: a field changed by hand since
+    makes the spec invalid until it is calibrated again or the note removed."""
+
+    field: Annotated[str, Field(min_length=1, max_length=300)] = Field(
+        description="The spec path of the calibrated field.")
+    value: Annotated[float, Field(allow_inf_nan=False)] = Field(
+        description="The value privspec calibrate chose.")
+    targets: Annotated[list[Annotated[str, Field(min_length=3, max_length=60)]],
+                       Field(min_length=1, max_length=20)] = Field(
+        description="The targets it meets, e.g. ['mu=1', 'tpr@0.001=0.01'].")
+
+    @model_validator(mode="after")
+    def _check(self) -> CalibrationNote:
+        import re
+
+        _raise_if([_conflict("targets", f"{target!r} is not a target as privspec calibrate "
+                             "writes one (METRIC=VALUE or METRIC@AT=VALUE, e.g. mu=1)", target)
+                   for target in self.targets if not re.match(TARGET_PATTERN, target)],
+                  "CalibrationNote")
+        return self
+
+
 class Spec(_Strict):
     """A privspec file: one mechanism, what it protects, and how to report it."""
 
@@ -284,6 +312,9 @@ class Spec(_Strict):
         None, description="What the guarantee covers: what is released, which data "
         "accesses, the trust model, one release or many, what is left unprotected, and a "
         "link to the code (all optional; printed where given).")
+    calibrated: CalibrationNote | None = Field(
+        None, description="Written by privspec calibrate: which field it chose and for "
+        "which targets (reports say so).")
     risk: RiskScenarios = Field(
         default_factory=lambda: [RiskScenario.model_validate(s) for s in DEFAULT_SCENARIOS],
         description="Attacks the report bounds in operational terms (membership at an FPR "
@@ -296,6 +327,23 @@ class Spec(_Strict):
         description="Privacy budget that 'privspec check' enforces (a policy: it does not "
         "change the report).",
     )
+
+    @model_validator(mode="after")
+    def _check_calibration_note(self) -> Spec:
+        note = self.calibrated
+        if note is None:
+            return self
+        from privspec.spec.knobs import KnobError, resolve
+
+        try:
+            knob = resolve(self.model_dump(mode="json", exclude_unset=True), note.field)
+        except KnobError as error:
+            _raise_if([_conflict("calibrated", f"calibrated.field: {error}")], "Spec")
+        if knob.value != note.value:
+            _raise_if([_conflict("calibrated", f"{knob} is {knob.value:g} now, not the "
+                                 f"calibrated {note.value:g}: calibrate again, or remove the "
+                                 "'calibrated' note", note.value)], "Spec")
+        return self
 
     @model_validator(mode="after")
     def _check_relation(self, info: ValidationInfo) -> Spec:

@@ -372,9 +372,15 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
         spec_from_data(spec)  # every problem of the data, before anything else
         data = spec
     else:
-        load_spec(spec)  # every problem of the file, located, before anything else
+        try:  # every problem of the file, located, before anything else
+            load_spec(spec)
+        except SpecError as error:  # but a stale note of an earlier calibration is replaced
+            if any(not d.path.startswith("calibrated") for d in error.diagnostics):
+                raise
         with open(spec, encoding="utf-8") as handle:
             data = load_yaml_text(handle.read(), str(spec))
+    # An earlier calibration's note names the value this one changes: it is replaced.
+    data = {key: value for key, value in data.items() if key != "calibrated"}
     try:
         parsed = tuple(t if isinstance(t, Target) else Target.parse(t) for t in targets)
     except TargetError as error:
