@@ -147,7 +147,7 @@ def test_check_limits_a_risk_from_the_command_line_and_the_budget(
     assert main(["check", str(spec)]) == 0  # Φ(Φ⁻¹(10⁻⁴) + 1) = 0.00328
     assert main(["check", str(spec), "--max-risk", "reidentification@10000=0.001"]) == 1
     out = capsys.readouterr().out
-    assert "the success of re-identification among 10,000 = 0.00328 exceeds the limit 0.001" in out
+    assert "the success of re-identification, 10,000 candidates = 0.00328 exceeds the limit 0.001" in out
     assert main(["check", str(spec), "--max-risk", "attribute@2=0.9",
                  "--max-risk", "reconstruction@1e-6=1e-4"]) == 0
     assert main(["check", str(spec), "--max-risk", "mu=1"]) == 2

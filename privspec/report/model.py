@@ -152,6 +152,11 @@ class Risk(_Frozen):
     delta: float = Field(description="Its δ.")
     rows: list[RiskRow]
 
+    def row(self, kind: str, parameters: dict[str, float]) -> RiskRow | None:
+        """The row of scenario ``kind`` with these parameters, if the report has it."""
+        return next((row for row in self.rows
+                     if row.scenario == kind and row.parameters == parameters), None)
+
 
 class Caveat(_Frozen):
     """A caveat the report must show."""

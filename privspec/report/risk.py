@@ -14,27 +14,6 @@ from privspec.numerics.risk import (
 )
 from privspec.report.model import EpsilonAtDelta, Risk, RiskRow
 from privspec.spec.models import Spec
-from privspec.spec.risk import RiskScenario
-
-
-def _rows(scenario: RiskScenario) -> list[tuple[str, dict[str, float], float]]:
-    """(kind, parameters, baseline) of the rows one scenario gives."""
-    block = scenario.block
-    if scenario.kind == "membership":
-        rows = []
-        if block.fpr is not None:
-            rows.append(("membership-tpr", {"fpr": block.fpr}, block.fpr))
-        if block.base_rate is not None:
-            pi = block.base_rate
-            rows.append(("membership-accuracy", {"base_rate": pi}, max(pi, 1 - pi)))
-            if block.fpr is not None:
-                rows.append(("membership-precision", {"base_rate": pi, "fpr": block.fpr}, pi))
-        return rows
-    if scenario.kind == "attribute_inference":
-        return [("attribute-inference", {"values": block.values}, 1 / block.values)]
-    if scenario.kind == "reidentification":
-        return [("reidentification", {"candidates": block.candidates}, 1 / block.candidates)]
-    return [("reconstruction", {"baseline": block.baseline}, block.baseline)]
 
 
 def _bound(curve: RiskCurve, kind: str, parameters: dict[str, float], baseline: float) -> float:
@@ -57,7 +36,7 @@ def risk_section(spec: Spec, exact: RiskCurve, mu: float | None, floor: float,
     gaussian = None if mu is None else GaussianCurve(mu, floor)
     rows: list[RiskRow] = []
     for scenario in spec.risk:
-        for kind, parameters, baseline in _rows(scenario):
+        for kind, parameters, baseline in scenario.rows():
             if any(row.scenario == kind and row.parameters == parameters for row in rows):
                 continue  # two scenarios may ask for the same figure
             by_gdp = (None if gaussian is None

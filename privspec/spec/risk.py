@@ -94,21 +94,32 @@ class RiskScenario(_Strict):
         """The scenario's key."""
         return next(name for name in SCENARIO_KEYS if getattr(self, name) is not None)
 
-    def limited_row(self) -> tuple[str, dict[str, float]]:
-        """The report row a limit on this scenario applies to: (row kind, parameters).
-        A membership scenario's is its TPR at the FPR, its accuracy at the base rate, or
-        with both its precision."""
+    def rows(self) -> list[tuple[str, dict[str, float], float]]:
+        """The report rows this scenario gives: (row kind, parameters, baseline, what a
+        guess without the output achieves).  A membership scenario gives its TPR at the
+        FPR, its accuracy at the base rate, and with both also its precision."""
         block = self.block
-        if self.kind == "membership":
-            if block.fpr is not None and block.base_rate is not None:
-                return "membership-precision", {"base_rate": block.base_rate, "fpr": block.fpr}
+        if self.kind != "membership":
+            kind, field = {"attribute_inference": ("attribute-inference", "values"),
+                           "reidentification": ("reidentification", "candidates"),
+                           "reconstruction": ("reconstruction", "baseline")}[self.kind]
+            value = float(getattr(block, field))
+            return [(kind, {field: value}, value if kind == "reconstruction" else 1 / value)]
+        rows = []
+        if block.fpr is not None:
+            rows.append(("membership-tpr", {"fpr": block.fpr}, block.fpr))
+        if block.base_rate is not None:
+            pi = block.base_rate
+            rows.append(("membership-accuracy", {"base_rate": pi}, max(pi, 1 - pi)))
             if block.fpr is not None:
-                return "membership-tpr", {"fpr": block.fpr}
-            return "membership-accuracy", {"base_rate": block.base_rate}
-        kind, field = {"attribute_inference": ("attribute-inference", "values"),
-                       "reidentification": ("reidentification", "candidates"),
-                       "reconstruction": ("reconstruction", "baseline")}[self.kind]
-        return kind, {field: float(getattr(block, field))}
+                rows.append(("membership-precision", {"base_rate": pi, "fpr": block.fpr}, pi))
+        return rows
+
+    def limited_row(self) -> tuple[str, dict[str, float]]:
+        """The row a limit or target on this scenario applies to: its last (precision
+        when a membership scenario gives both an FPR and a base rate)."""
+        kind, parameters, _ = self.rows()[-1]
+        return kind, parameters
 
     @property
     def block(self) -> Any:

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from privspec.report import formatting as fmt
+from privspec.report.render import risk_text
 from privspec.spec.models import Budget
 from privspec.spec.risk import RiskScenario
 
 if TYPE_CHECKING:
-    from privspec.report.model import Report, RiskRow
+    from privspec.report.model import Report
     from privspec.spec.models import Spec
 
 LimitKind = Literal["max_mu", "max_epsilon", "max_advantage", "require_tier1", "max_risk"]
@@ -181,13 +182,11 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
         assert limit.value is not None
         if limit.kind == "max_risk":
             assert limit.scenario is not None
-            kind, parameters = limit.scenario.limited_row()
-            found_rows = [row for row in report.risk.rows
-                          if row.scenario == kind and row.parameters == parameters]
-            if not found_rows:
+            row = report.risk.row(*limit.scenario.limited_row())
+            if row is None:
                 raise ValueError(f"the report does not bound {limit.source}")
-            actual = found_rows[0].bound
-            what = _risk_words(found_rows[0])
+            actual = row.bound
+            what = "the success of " + risk_text(row, report, "name", "markdown")
             extra = ""
         elif limit.kind == "max_mu":
             actual = math.inf if gdp.mu is None else gdp.mu
@@ -228,22 +227,6 @@ def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
     path = None if spec_path is None else os.fspath(spec_path)
     report = evaluate(with_risks(with_deltas(spec, deltas_of(limits)), limits), spec_path=path)
     return check_report(report, limits)
-
-
-def _risk_words(row: RiskRow) -> str:
-    """What a risk row bounds, for a limit's message."""
-    p = row.parameters
-    return "the success of " + {
-            "membership-tpr": f"membership at FPR {_limit_text(p.get('fpr', 0))} (its TPR)",
-            "membership-accuracy": "membership at base rate "
-                                   f"{_limit_text(p.get('base_rate', 0))}",
-            "membership-precision": "a membership claim (its precision) at base rate "
-                                    f"{_limit_text(p.get('base_rate', 0))}, FPR "
-                                    f"{_limit_text(p.get('fpr', 0))}",
-            "attribute-inference": f"attribute inference among {p.get('values', 0):,.0f} values",
-            "reidentification": f"re-identification among {p.get('candidates', 0):,.0f}",
-            "reconstruction": f"reconstruction at baseline {_limit_text(p.get('baseline', 0))}",
-            }[row.scenario]
 
 
 __all__ = ["Limit", "Outcome", "check_report", "check_spec", "deltas_of", "limits_for",

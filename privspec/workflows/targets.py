@@ -37,12 +37,12 @@ ALLOWED = ("allowed: " + ", ".join(f"{name}@{at}=V" if at else f"{name}=V"
                                    for name, (at, _) in METRICS.items())
            + " (for example mu=1, epsilon@1e-5=8 or reidentification@10000=0.001)")
 
-#: The risk scenario (the spec's ``risk:`` item) and report row of each risk metric.
-_SCENARIOS: dict[str, tuple[str, str, str]] = {
-    "reidentification": ("reidentification", "candidates", "reidentification"),
-    "attribute": ("attribute_inference", "values", "attribute-inference"),
-    "reconstruction": ("reconstruction", "baseline", "reconstruction"),
-    "accuracy": ("membership", "base_rate", "membership-accuracy"),
+#: The risk scenario (the spec's ``risk:`` item and its field) of each risk metric.
+_SCENARIOS: dict[str, tuple[str, str]] = {
+    "reidentification": ("reidentification", "candidates"),
+    "attribute": ("attribute_inference", "values"),
+    "reconstruction": ("reconstruction", "baseline"),
+    "accuracy": ("membership", "base_rate"),
 }
 
 
@@ -114,7 +114,7 @@ class Target:
         """The ``risk:`` item that makes a report state this figure (None: not a risk)."""
         if self.metric not in _SCENARIOS:
             return None
-        key, field, _ = _SCENARIOS[self.metric]
+        key, field = _SCENARIOS[self.metric]
         assert self.at is not None
         value = round(self.at) if field in ("candidates", "values") else self.at
         return {key: {field: value}}
@@ -129,10 +129,11 @@ class Target:
             epsilon = next(e.epsilon for e in report.epsilons if e.delta == self.at)
             return math.inf if epsilon is None else epsilon
         if self.metric in _SCENARIOS:
-            key, field, kind = _SCENARIOS[self.metric]
-            wanted = self.scenario()[key][field]  # type: ignore[index]
-            return next(row.bound for row in report.risk.rows
-                        if row.scenario == kind and row.parameters.get(field) == wanted)
+            from privspec.spec.risk import RiskScenario
+
+            scenario = RiskScenario.model_validate(self.scenario())
+            risk = report.risk.row(*scenario.limited_row())
+            return math.inf if risk is None else risk.bound
         row = next(r for r in report.tradeoff if r.alpha == self.at)
         return float(row.tpr if self.metric == "tpr" else row.beta)
 
