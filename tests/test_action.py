@@ -258,3 +258,22 @@ def test_over_budget_output_holds_when_another_spec_is_invalid(
     code, _, _, outputs = _run(tmp_path, "--base", base, "--head", head)
     assert code == 2
     assert "over-budget=true" in outputs.splitlines()
+
+
+@pytest.mark.parametrize("changed", [True, False], ids=["changed", "added"])
+def test_a_risk_limit_not_among_the_specs_scenarios_is_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: bool) -> None:
+    """The budget's max_risk names a scenario the spec's report does not list by default
+    (re-identification among 100): the action states it and checks it, for a changed spec
+    (compared with its base) and for a new one alike."""
+    root = init_repo(tmp_path / "repo")
+    limit = ("max_risk:\n  - reidentification: {candidates: 100}\n"
+             "    at_most: 0.0101")
+    base = commit(root, {TRAIN: dpsgd_spec(2.0, budget=limit), "README.md": "x\n"}
+                  if changed else {"README.md": "x\n"}, "base")
+    head = commit(root, {TRAIN: dpsgd_spec(0.9, budget=limit)}, "less noise")
+    monkeypatch.chdir(root)
+    code, comment, _, outputs = _run(tmp_path, "--base", base, "--head", head)
+    assert code == 1, comment
+    assert "the success of re-identification, 100 candidates" in comment
+    assert "over-budget=true" in outputs

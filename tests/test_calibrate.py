@@ -29,7 +29,7 @@ def _spec(mechanism: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 def _figure(data: dict[str, Any], target: str) -> float:
     parsed = Target.parse(target)
-    return parsed.measure(evaluate(spec_from_data(with_target_figures(data, [parsed]))))
+    return parsed.measure(evaluate(with_target_figures(spec_from_data(data), [parsed])))
 
 
 # -- closed forms ------------------------------------------------------------------
@@ -92,8 +92,7 @@ def test_every_returned_value_meets_its_target_and_its_neighbour_does_not(
 
 
 def _report_with(calibration: Any, metric: str) -> Any:
-    data = with_target_figures(calibration.data, [Target.parse(f"{metric}=0.5")])
-    return evaluate(spec_from_data(data))
+    return evaluate(with_target_figures(calibration.spec, [Target.parse(f"{metric}=0.5")]))
 
 
 DPSGD = _spec({"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 10000}})

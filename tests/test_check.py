@@ -16,7 +16,8 @@ from privspec.report import formatting as fmt
 from privspec.report.model import Report
 from privspec.spec.diagnostics import SpecError
 from privspec.spec.loader import load_spec_text
-from privspec.workflows.budget import Limit, check_report, limits_from_options, with_deltas
+from privspec.spec.models import with_figures
+from privspec.workflows.budget import Limit, check_report, limits_from_options
 
 NO_MU = """privspec: 1
 title: A black box
@@ -86,7 +87,7 @@ def test_epsilon_budget_at_a_delta_the_report_does_not_list(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = load_spec_text(dpsgd_spec(0.9, budget="max_epsilon: 1\ndelta: 1e-3"))
     assert 1e-3 not in spec.report.deltas
-    expected = privspec.evaluate(with_deltas(spec, [1e-3])).epsilons[-1]
+    expected = privspec.evaluate(with_figures(spec, deltas=[1e-3])).epsilons[-1]
     assert expected.delta == 1e-3 and expected.epsilon is not None
     path = _write(tmp_path, "a.privspec.yaml", dpsgd_spec(0.9, budget="max_epsilon: 1\n"
                                                                        "delta: 1e-3"))

@@ -18,7 +18,7 @@ validate`` imports it and has to stay instant.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -357,6 +357,20 @@ class Spec(_Strict):
         ]
         _raise_if(problems, "Spec")
         return self
+
+
+def with_figures(spec: Spec, *, deltas: Iterable[float] = (), alphas: Iterable[float] = (),
+                 scenarios: Iterable[RiskScenario] = ()) -> Spec:
+    """``spec`` also stating ε at ``deltas``, the Tier II table at ``alphas`` and the risk
+    ``scenarios`` (each after its own); the mechanism and the accounting are unchanged."""
+    new_deltas = [d for d in dict.fromkeys(deltas) if d not in spec.report.deltas]
+    new_alphas = [a for a in dict.fromkeys(alphas) if a not in spec.report.alphas]
+    new_risk = [r for r in dict.fromkeys(scenarios) if r not in spec.risk]
+    if not (new_deltas or new_alphas or new_risk):
+        return spec
+    report = spec.report.model_copy(update={"deltas": [*spec.report.deltas, *new_deltas],
+                                            "alphas": [*spec.report.alphas, *new_alphas]})
+    return spec.model_copy(update={"report": report, "risk": [*spec.risk, *new_risk]})
 
 
 #: Validation context key: the caller runs ``relation_problems`` on the data itself.

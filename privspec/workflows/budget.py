@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from privspec.report import formatting as fmt
 from privspec.report.render import risk_text
-from privspec.spec.models import Budget
+from privspec.spec.models import Budget, with_figures
 from privspec.spec.risk import RiskScenario
 
 if TYPE_CHECKING:
@@ -128,22 +128,11 @@ def limits_for(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = ()) -> list[
     return [*limits_from_budget(spec.budget), *extra]
 
 
-def with_risks(spec: Spec, limits: list[Limit] | tuple[Limit, ...]) -> Spec:
-    """``spec`` bounding also the scenarios the limits name (after its own); same mechanism."""
-    missing = [limit.scenario for limit in limits
-               if limit.scenario is not None and limit.scenario not in spec.risk]
-    if not missing:
-        return spec
-    return spec.model_copy(update={"risk": [*spec.risk, *dict.fromkeys(missing)]})
-
-
-def with_deltas(spec: Spec, deltas: list[float] | tuple[float, ...]) -> Spec:
-    """``spec`` reporting ε also at ``deltas`` (added after its own δ's); same mechanism."""
-    missing = [d for d in dict.fromkeys(deltas) if d not in spec.report.deltas]
-    if not missing:
-        return spec
-    report = spec.report.model_copy(update={"deltas": [*spec.report.deltas, *missing]})
-    return spec.model_copy(update={"report": report})
+def stating(spec: Spec, limits: list[Limit] | tuple[Limit, ...]) -> Spec:
+    """``spec`` also stating every figure the limits check (ε at their δ's, their risk
+    scenarios); the mechanism is unchanged."""
+    return with_figures(spec, deltas=deltas_of(limits),
+                        scenarios=[limit.scenario for limit in limits if limit.scenario])
 
 
 def deltas_of(limits: list[Limit] | tuple[Limit, ...]) -> list[float]:
@@ -161,7 +150,7 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
 
     A report without a finite μ exceeds every ``max_mu``; an unbounded ε(δ)
     exceeds every ``max_epsilon``.  A ``max_epsilon`` whose δ the report does not
-    list raises ``ValueError`` (evaluate ``with_deltas(spec, deltas_of(limits))``).
+    list raises ``ValueError`` (evaluate ``stating(spec, limits)``).
     """
     outcomes = []
     gdp = report.gdp
@@ -225,9 +214,9 @@ def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
     from privspec.report.evaluation import evaluate
 
     path = None if spec_path is None else os.fspath(spec_path)
-    report = evaluate(with_risks(with_deltas(spec, deltas_of(limits)), limits), spec_path=path)
+    report = evaluate(stating(spec, limits), spec_path=path)
     return check_report(report, limits)
 
 
 __all__ = ["Limit", "Outcome", "check_report", "check_spec", "deltas_of", "limits_for",
-           "limits_from_budget", "limits_from_options", "with_deltas", "with_risks"]
+           "limits_from_budget", "limits_from_options", "stating"]

@@ -391,12 +391,12 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
         knob = resolve(data, vary)
     except KnobError as error:
         raise CalibrationError(str(error)) from None
-    measured = with_target_figures(data, parsed)
 
     def evaluator(coarse: bool) -> Callable[[float | int], _Point]:
         def evaluate_at(value: float | int) -> _Point:
             try:
-                model = spec_from_data(with_value(measured, knob.path, value))
+                model = with_target_figures(spec_from_data(with_value(data, knob.path, value)),
+                                            parsed)
             except SpecError:
                 return _Point(value, None, math.inf)  # the spec does not allow it
             if coarse:

@@ -1,7 +1,8 @@
 """Comparing two versions of a spec: what changed in the mechanism, and what it did to privacy.
 
-``aligned(before, after)`` makes both specs report ε at the union of their δ's and
-the Tier II table at the union of their α's, so every row compares like with like;
+``aligned(before, after)`` makes both specs report ε at the union of their δ's, the
+Tier II table at the union of their α's and the union of their risk scenarios, so every
+row compares like with like;
 :func:`diff_reports` compares the two evaluated reports in a :class:`SpecDiff`: the verdict (privacy
 got *weaker* when μ grows), the headline numbers side by side, the Tier II
 rows, and the spec fields that changed, found by walking both specs'
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,7 +32,8 @@ from privspec.report import formatting as fmt
 from privspec.report.escaping import capfirst, escape_markdown
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
 from privspec.spec.loader import path_to_str
-from privspec.workflows.budget import with_deltas
+from privspec.spec.models import with_figures
+from privspec.workflows.budget import Limit, stating
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
@@ -413,19 +415,15 @@ def diff_reports(before_spec: Spec, after_spec: Spec, before: Report, after: Rep
                     contrary=contrary)
 
 
-def aligned(before: Spec, after: Spec, extra_deltas: list[float] | tuple[float, ...] = ()
-            ) -> tuple[Spec, Spec]:
-    """Both specs reporting ε at the union of their δ's (and ``extra_deltas``), the
-    Tier II table at the union of their α's and the union of their risk scenarios; the
-    mechanisms are untouched."""
-    deltas = list(dict.fromkeys([*before.report.deltas, *after.report.deltas, *extra_deltas]))
-    alphas = sorted({*before.report.alphas, *after.report.alphas})
-    risk = list(dict.fromkeys([*before.risk, *after.risk]))[:20]
-
+def aligned(before: Spec, after: Spec, limits: Sequence[Limit] = ()) -> tuple[Spec, Spec]:
+    """Both specs stating ε at the union of their δ's, the Tier II table at the union of
+    their α's and the union of their risk scenarios, and every figure ``limits`` check;
+    the mechanisms are untouched."""
     def widen(spec: Spec) -> Spec:
-        spec = with_deltas(spec, deltas)
-        return spec.model_copy(update={"risk": risk, "report": spec.report.model_copy(
-            update={"alphas": alphas})})
+        return stating(with_figures(
+            spec, deltas=[*before.report.deltas, *after.report.deltas],
+            alphas=[*before.report.alphas, *after.report.alphas],
+            scenarios=[*before.risk, *after.risk]), list(limits))
 
     return widen(before), widen(after)
 

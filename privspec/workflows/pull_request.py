@@ -106,7 +106,7 @@ def _section(root: str, old_path: str | None, new_path: str | None,
     from privspec.report.evaluation import evaluate
     from privspec.spec.diagnostics import SpecError, format_diagnostics
     from privspec.spec.loader import load_spec_text
-    from privspec.workflows.budget import check_report, deltas_of, limits_for, with_deltas
+    from privspec.workflows.budget import check_report, limits_for, stating
     from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
 
     if new_path is None:
@@ -128,11 +128,10 @@ def _section(root: str, old_path: str | None, new_path: str | None,
             before = load_spec_text(text_at_revision(root, base[0], old_path), base_label)
     try:
         if before is not None:
-            old, new = aligned(before, after, deltas_of(spec_limits))
+            old, new = aligned(before, after, spec_limits)
             before_report, after_report = evaluate(old), evaluate(new, spec_path=new_path)
         else:
-            after_report = evaluate(with_deltas(after, deltas_of(spec_limits)),
-                                    spec_path=new_path)
+            after_report = evaluate(stating(after, spec_limits), spec_path=new_path)
     except PrivspecError as error:  # the evaluator's refusal
         return Section(new_path, "invalid", problem="cannot evaluate", details=str(error))
     outcomes = check_report(after_report, spec_limits)

@@ -9,6 +9,7 @@ a lower bound on β at an α.  ``with_target_figures`` makes a report state each
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,6 +17,7 @@ from privspec.errors import PrivspecError
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
+    from privspec.spec.models import Spec
 
 Metric = Literal["mu", "advantage", "tpr", "beta", "epsilon", "reidentification",
                  "attribute", "reconstruction", "accuracy"]
@@ -156,25 +158,14 @@ def _at_problem(metric: str, at: float) -> str | None:
     return None if 0 < at < 1 else "must be between 0 and 1"
 
 
-def with_target_figures(data: dict[str, Any], targets: tuple[Target, ...] | list[Target]
-                        ) -> dict[str, Any]:
-    """Spec data whose report also states the figures the targets bound (their α and δ
-    added to its table and ε list, their risk scenarios to its ``risk:``); the
-    accounting is unchanged."""
-    from privspec.spec.models import DEFAULT_ALPHAS, DEFAULT_DELTAS
-    from privspec.spec.risk import DEFAULT_SCENARIOS
+def with_target_figures(spec: Spec, targets: Sequence[Target]) -> Spec:
+    """``spec`` also stating every figure the targets bound (their α's, δ's and risk
+    scenarios); the mechanism and the accounting are unchanged."""
+    from privspec.spec.models import with_figures
+    from privspec.spec.risk import RiskScenario
 
-    report = dict(data.get("report") or {})
-    alphas = list(report.get("alphas", DEFAULT_ALPHAS))
-    deltas = list(report.get("deltas", DEFAULT_DELTAS))
-    risk = list(data.get("risk", DEFAULT_SCENARIOS))
-    for target in targets:
-        if target.metric in ("tpr", "beta") and target.at not in alphas:
-            alphas.append(target.at)
-        if target.metric == "epsilon" and target.at not in deltas:
-            deltas.append(target.at)
-        scenario = target.scenario()
-        if scenario is not None and scenario not in risk:
-            risk.append(scenario)
-    report["alphas"], report["deltas"] = sorted(alphas), deltas
-    return {**data, "report": report, "risk": risk}
+    return with_figures(
+        spec, deltas=[t.at for t in targets if t.metric == "epsilon" and t.at is not None],
+        alphas=[t.at for t in targets if t.metric in ("tpr", "beta") and t.at is not None],
+        scenarios=[RiskScenario.model_validate(t.scenario()) for t in targets
+                   if t.scenario() is not None])
