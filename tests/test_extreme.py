@@ -239,3 +239,12 @@ def test_a_repeated_release_within_a_few_grid_steps_is_said_to_be_loose() -> Non
     fine = privspec.evaluate(repeated(1e-3, 1000, discretization=1e-5))
     assert "accounting/coarse-release" not in {w.code for w in fine.warnings}
     assert fine.gdp.mu is not None and coarse.gdp.mu is not None
+
+
+def test_a_sampled_gaussian_too_weak_to_matter_is_reported_not_a_bug() -> None:
+    """σ/Δ = 10²⁸⁸ overflowed σ² in the sampled Gaussian's PLD; its sampling is ignored
+    (pessimistic); μ = Δ/σ, whose square is below double range, is rounded up, not to 0."""
+    report = privspec.evaluate(_numerical({"poisson_sampled": {
+        "sampling_rate": 1e-12, "mechanism": {"gaussian": {"sigma": 1e-12,
+                                                           "sensitivity": 1e-300}}}}))
+    assert report.gdp.mu is not None and 1e-288 <= report.gdp.mu < 1e-150  # never below

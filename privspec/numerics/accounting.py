@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -23,7 +24,13 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from privspec.errors import EvaluationError, InternalError
 from privspec.numerics import progress
 from privspec.numerics.binomial import composed_pmf, two_point_runs
-from privspec.numerics.bounds import NONE, Bound, bound_of, mu_of_pure_epsilon
+from privspec.numerics.bounds import (
+    NONE,
+    Bound,
+    bound_of,
+    gaussian_mu_squared,
+    mu_of_pure_epsilon,
+)
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
 from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
@@ -237,27 +244,23 @@ def account(spec: s.Spec) -> Accounted:
     lowering = _lowering(spec)
     root = s.event_of(spec.mechanism)
     bound = bound_of(root, lowering.replace_one)
-    exact = _exactly_binomial(root)
+    exact = _exactly_binomial(root, bound)
     if exact is not None:
         return exact
-    accounts: dict[tuple[ev.Event, int], StageAccount] = {}
-    if isinstance(root, ev.ComposedEvent):
-        # Identical stages (same mechanism, same repeat) share their StageAccount; a
-        # single stage needs none (the report names what each of several stages adds),
-        # and past MAX_STAGE_ACCOUNTS distinct stages their own compositions are skipped.
+
+    def own(stage: ev.Event, repeat: int, each: bool) -> StageAccount:
+        part = lowering.lower(stage).repeated(repeat)
+        if not part.releases:
+            return StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+        return StageAccount(None, lowering.finish(part, STAGE_TARGET) if each else None)
+
+    stages = _stage_accounts(root, own)
+    if isinstance(root, ev.ComposedEvent):  # (each stage is lowered once, then cached)
         total = _Lowered()
-        each = len(root.stages) > 1 and len(set(root.stages)) <= MAX_STAGE_ACCOUNTS
-        for stage in root.stages:
-            part = lowering.lower(stage[0]).repeated(stage[1])
-            total.add(part)
-            if stage not in accounts and len(root.stages) > 1:
-                accounts[stage] = (StageAccount(math.sqrt(part.gaussian_mu_squared), None)
-                                   if not part.releases
-                                   else StageAccount(None, lowering.finish(part, STAGE_TARGET)
-                                                     if each else None))
-        stages = tuple(accounts[stage] for stage in root.stages) if accounts else ()
+        for stage, repeat in root.stages:
+            total.add(lowering.lower(stage), repeat)
     else:
-        total, stages = lowering.lower(root), ()
+        total = lowering.lower(root)
     if not total.releases:
         return Accounted(pmfs=(), stages=stages, truncation=0.0,
                          exact_mu=math.sqrt(total.gaussian_mu_squared), bound=bound)
@@ -266,13 +269,27 @@ def account(spec: s.Spec) -> Accounted:
                      truncation=lowering.truncation, reach=reach, bound=bound)
 
 
+def _stage_accounts(root: ev.Event, own: Callable[[ev.Event, int, bool], StageAccount]
+                    ) -> tuple[StageAccount, ...]:
+    """Each top-level stage's own accounting, ``own(stage, repeat, each)``, once per
+    distinct stage (same mechanism, same repeat); none for a single stage (the report
+    names what each of several stages adds).  ``each`` is False past
+    ``MAX_STAGE_ACCOUNTS`` distinct stages: their own compositions are skipped."""
+    if not isinstance(root, ev.ComposedEvent) or len(root.stages) < 2:
+        return ()
+    distinct = dict.fromkeys(root.stages)
+    each = len(distinct) <= MAX_STAGE_ACCOUNTS
+    accounts = {stage: own(*stage, each) for stage in distinct}
+    return tuple(accounts[stage] for stage in root.stages)
+
+
 #: How a mechanism of ε-DP worst cases is accounted without a grid.
 BINOMIAL_METHOD = ("exact: k runs of an ε-DP release have the privacy loss of randomized "
                    "response with ε run k times, (2j − k)ε with j binomial (Kairouz, Oh & "
                    "Viswanath 2015, Thm 3.3)")
 
 
-def _exactly_binomial(root: ev.Event) -> Accounted | None:
+def _exactly_binomial(root: ev.Event, bound: Bound) -> Accounted | None:
     """The exact accounting of a mechanism made only of runs of one ε-DP (or (ε, δ)-DP)
     worst case (``binomial.composed_pmf``), each top-level stage's too; None otherwise."""
     runs = two_point_runs(root)
@@ -281,18 +298,15 @@ def _exactly_binomial(root: ev.Event) -> Accounted | None:
     if runs is None or whole is None:
         return None
     epsilon, delta, _ = runs
-    stages: tuple[StageAccount, ...] = ()
-    if isinstance(root, ev.ComposedEvent) and len(root.stages) > 1:
-        each = len(set(root.stages)) <= MAX_STAGE_ACCOUNTS
-        accounts = {}
-        for stage, repeat in set(root.stages):
-            count = (two_point_runs(stage) or runs)[2] * repeat  # each stage is one too
-            pmf = composed_pmf(epsilon, delta, count) if each else None
-            accounts[stage, repeat] = StageAccount(
-                None, None if pmf is None else (_cut_above_range(pmf),))
-        stages = tuple(accounts[stage] for stage in root.stages)
-    return Accounted(pmfs=(_cut_above_range(whole),), stages=stages, truncation=0.0,
-                     bound=bound_of(root, False), exact_method=BINOMIAL_METHOD)
+
+    def own(stage: ev.Event, repeat: int, each: bool) -> StageAccount:
+        stage_runs = two_point_runs(stage)  # a part of a two-point mechanism is one too
+        assert stage_runs is not None
+        pmf = composed_pmf(epsilon, delta, stage_runs[2] * repeat) if each else None
+        return StageAccount(None, None if pmf is None else (_cut_above_range(pmf),))
+
+    return Accounted(pmfs=(_cut_above_range(whole),), stages=_stage_accounts(root, own),
+                     truncation=0.0, bound=bound, exact_method=BINOMIAL_METHOD)
 
 
 def internal_failure(error: BaseException) -> str:
@@ -329,6 +343,16 @@ def _refuse_loss_above_range(loss: float) -> None:
             "what double precision holds, so its trade-off curve cannot be drawn; "
             f"privspec accounts losses up to {MAX_LOSS:g}. A release like this reveals the "
             "record outright: more noise (or a smaller ε) brings it within range")
+
+
+#: Below this μ = Δ/σ a Gaussian's sampling is not accounted (its μ² is below 10⁻³⁰⁰).
+NEGLIGIBLE_GAUSSIAN_MU = 1e-150
+
+
+def _negligible(event: ev.Event, replace_one: bool) -> bool:
+    """A Gaussian release so weak that sampling it can be ignored at no visible cost."""
+    return (isinstance(event, ev.GaussianEvent) and event.sigma > 0
+            and event.shift(replace_one) / event.sigma < NEGLIGIBLE_GAUSSIAN_MU)
 
 
 #: Largest μ of Gaussian releases privspec reports (μ² must stay a double).
@@ -427,14 +451,16 @@ class _Lowering:
             return self.lower(event.event).repeated(event.count)
         if isinstance(event, ev.SampledEvent):
             rate = accountable_rate(event.rate)
-            if rate == 1.0:  # the whole dataset: the release itself, exact algebra included
+            if rate == 1.0 or _negligible(event.event, self.replace_one):
+                # the whole dataset, or a Gaussian too weak for its sampled PLD (σ² would
+                # overflow): the release itself, exact algebra included (sampling only helps)
                 return self.lower(event.event)
             if event.scheme == "poisson":
                 return self._release(self._single(event.event, rate))
             return self._release(self._fixed_size(event.event, rate))
         if isinstance(event, ev.GaussianEvent):
-            ratio = event.shift(self.replace_one) / event.sigma if event.sigma > 0 else math.inf
-            return _Lowered(gaussian_mu_squared=_within_gaussian_range(ratio * ratio))
+            return _Lowered(gaussian_mu_squared=_within_gaussian_range(
+                gaussian_mu_squared(event, self.replace_one)))
         return self._release(self._single(event))
 
     # -- single releases ---------------------------------------------------

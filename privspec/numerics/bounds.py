@@ -17,6 +17,7 @@ Every release is bounded by a closed form that holds for its exact trade-off cur
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from scipy.special import ndtri_exp
@@ -40,6 +41,16 @@ def mu_of_pure_epsilon(epsilon: float) -> float:
         return math.sqrt(2 * math.pi) * (epsilon / 2) * (1 + epsilon * epsilon)
     log_tail = -epsilon - math.log1p(math.exp(-epsilon))  # log 1/(1 + e^ε), any ε
     return float(-2 * ndtri_exp(log_tail)) * (1 + _ROUNDING_MARGIN)
+
+
+def gaussian_mu_squared(event: ev.GaussianEvent, replace_one: bool) -> float:
+    """μ² = (Δ/σ)² of a Gaussian release, rounded up where it falls below double range
+    (never to 0 for a release that reveals anything); ∞ without noise."""
+    mu = event.shift(replace_one) / event.sigma if event.sigma > 0 else math.inf
+    squared = mu * mu
+    if mu > 0 and squared < sys.float_info.min:  # subnormal or 0
+        squared = math.nextafter(squared, math.inf)
+    return squared
 
 
 @dataclass(frozen=True)
@@ -80,8 +91,7 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
     if isinstance(event, ev.SampledEvent):
         return bound_of(event.event, replace_one)
     if isinstance(event, ev.GaussianEvent):
-        mu = event.shift(replace_one) / event.sigma if event.sigma > 0 else math.inf
-        return Bound(mu * mu, math.inf)
+        return Bound(gaussian_mu_squared(event, replace_one), math.inf)
     if isinstance(event, ev.PureDPEvent):
         return _pure(event.epsilon)
     if isinstance(event, ev.ApproximateDPEvent):
