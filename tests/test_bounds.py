@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import ndtri
@@ -225,3 +226,51 @@ def test_a_spec_without_a_discretization_gets_one_its_finest_release_needs() -> 
     assert chosen.gdp.mu < kept.gdp.mu / 1.002
     finest = privspec.evaluate(spec(dpsgd, discretization=1e-6))
     assert finest.gdp.mu is not None and chosen.gdp.mu <= finest.gdp.mu * 1.001
+
+
+def test_a_time_budget_coarsens_the_grid_and_the_report_says_why() -> None:
+    """Time is estimated from sizes before the work starts, so the same spec gets the
+    same report on any machine; above the budget the grid coarsens, as for memory."""
+    dpsgd = {"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 20_000}}
+    quick = privspec.evaluate(spec(dpsgd, discretization=1e-5, time_budget=1))
+    assert quick.accounting.discretization > 1e-5
+    (why,) = [w for w in quick.warnings if w.code == "accounting/coarsened"]
+    assert why.values["resource"] == "time" and "accounting.time_budget" in why.message
+    again = privspec.evaluate(spec(dpsgd, discretization=1e-5), time_budget=1)
+    assert again.gdp == quick.gdp  # the override on the command line or in Python
+    full = privspec.evaluate(spec(dpsgd, discretization=1e-5))
+    assert full.accounting.discretization == 1e-5
+    assert quick.gdp.mu is not None and full.gdp.mu is not None
+    assert full.gdp.mu <= quick.gdp.mu  # coarser is as pessimistic, looser
+
+
+def test_many_distinct_releases_beyond_the_time_budget_get_the_closed_form_bound() -> None:
+    """Each distinct release costs time at any grid: 1,000 of them do not fit in 1 s."""
+    stages = [{"mechanism": {"dpsgd": {"noise_multiplier": 1 + i / 1000, "sampling_rate": 0.01,
+                                       "steps": 10}}} for i in range(1000)]
+    report = privspec.evaluate(spec({"compose": stages}, time_budget=1))
+    assert report.gdp.bound
+    (why,) = [w for w in report.warnings if w.code == "accounting/too-costly"]
+    assert "time budget of 1 s" in why.message
+
+
+def test_a_mechanism_without_closed_form_beyond_the_time_budget_is_refused_with_the_field(
+        ) -> None:
+    """An (ε, δ) release has no μ-GDP bound of its own: no closed form to fall back on."""
+    stages = [{"mechanism": {"laplace": {"scale": 1 + i / 1000}}} for i in range(1000)]
+    stages.append({"mechanism": {"approximate_dp": {"epsilon": 1, "delta": 1e-9}}})
+    with pytest.raises(EvaluationError) as refused:
+        privspec.evaluate(spec({"compose": stages}, time_budget=1))
+    assert "accounting.time_budget" in str(refused.value)
+    assert "on a 2-core laptop" in str(refused.value)
+    assert refused.value.path == ("mechanism",)
+
+
+def test_the_time_budget_on_the_command_line(tmp_path: Path) -> None:
+    data = spec({"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 20_000}},
+                discretization=1e-5)
+    spec_file = tmp_path / "run.privspec.yaml"
+    spec_file.write_text(yaml.safe_dump(data), encoding="utf-8")
+    out = tmp_path / "run.md"
+    assert main(["--time-budget", "1", "render", str(spec_file), "-o", str(out)]) == 0
+    assert "time budget of 1 s" in " ".join(out.read_text(encoding="utf-8").split())

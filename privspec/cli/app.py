@@ -172,6 +172,7 @@ class _GlobalOptions:
     traceback: bool = False
     quiet: bool = False
     memory_budget: float | None = None
+    time_budget: float | None = None
 
 
 _OPTIONS = _GlobalOptions()
@@ -209,13 +210,19 @@ def _options(
         "--memory-budget", envvar="PRIVSPEC_MEMORY_BUDGET", min=0.05, max=1024,
         help="Memory one computation may take, in GiB, for every spec (overrides their "
              "accounting.memory_budget; default 1).", show_default=False)] = None,
+    time_budget: Annotated[float | None, typer.Option(
+        "--time-budget", envvar="PRIVSPEC_TIME_BUDGET", min=1, max=86_400,
+        help="Time one evaluation may take, in seconds on a 2-core laptop as estimated "
+             "before it starts, for every spec (overrides their accounting.time_budget; "
+             "default 60).", show_default=False)] = None,
     version: Annotated[bool, typer.Option(
         "--version", is_eager=True, callback=lambda given: _print_version(given),
         help="Print privspec's version and those of the numerical stack its numbers "
              "depend on, then exit.")] = False,
 ) -> None:
     """Turn a *.privspec.yaml mechanism description into an honest privacy report."""
-    _OPTIONS.traceback, _OPTIONS.quiet, _OPTIONS.memory_budget = debug, quiet, memory_budget
+    _OPTIONS.traceback, _OPTIONS.quiet = debug, quiet
+    _OPTIONS.memory_budget, _OPTIONS.time_budget = memory_budget, time_budget
 
 
 class _ProgressLine:
@@ -257,8 +264,8 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
     line = _ProgressLine() if sys.stderr.isatty() and not _OPTIONS.quiet else None
     try:
         with progress.reporting(line):
-            return evaluate_spec(spec, spec_path=spec_path,
-                                 memory_budget=_OPTIONS.memory_budget)
+            return evaluate_spec(spec, spec_path=spec_path, memory_budget=_OPTIONS.memory_budget,
+                                 time_budget=_OPTIONS.time_budget)
     except PrivspecError as error:
         if _OPTIONS.traceback and error.__cause__ is not None:
             import traceback

@@ -130,7 +130,8 @@ def calibrate(
     if output is not None and in_place:
         raise _fail("calibrate", "give either --output or --in-place, not both")
     try:  # the file is read (and every problem of it located) by the calibration first
-        calibration = run(spec, vary, target, memory_budget=_OPTIONS.memory_budget)
+        calibration = run(spec, vary, target, memory_budget=_OPTIONS.memory_budget,
+                          time_budget=_OPTIONS.time_budget)
         with open(spec, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as error:

@@ -32,7 +32,13 @@ from privspec.numerics.bounds import (
     mu_of_pure_epsilon,
 )
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, hold
+from privspec.numerics.cost import (
+    HELD_BYTES_PER_POINT,
+    SECONDS_PER_RELEASE,
+    CostError,
+    hold,
+    spend,
+)
 from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, points_from_pmf
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
@@ -416,6 +422,7 @@ class _Lowering:
         """One release given by a dp-accounting PLD.  All distinct releases are held
         until they are composed: their memory counts against the budget together."""
         pmfs = tuple(_cut_above_range(pmf) for pmf in pmfs_from_pld(pld))
+        spend(SECONDS_PER_RELEASE, "building the releases")
         self.built += 1
         progress.step(f"building releases at h = {self.h:g}", self.built, len(self.paths))
         hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,

@@ -46,7 +46,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, require
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, require, spend
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -237,30 +237,43 @@ def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass:
     into it (Chernoff: Pr_θ[M ≥ x] ≤ e^{K(θ+λ) − K(θ) − λx}).
     """
     stage_error = _FFT_STAGE_ERROR * _U * (math.log2(length) + 2)
-    spectra, origin, log_scale = [], 0, 0.0
-    for part in lattice.parts:
+    # One release at a time, so that memory does not grow with their number: the
+    # bound log Π (|Ŵᵢ| + eᵢ)^{cᵢ}, log Π Ŵᵢ^{cᵢ} and the product's first-order error,
+    # kept only for coefficients whose bound has not underflowed (each factor is ≤ 1,
+    # so one that has cannot come back; the first release's power often leaves few).
+    keep = np.arange(length // 2 + 1)
+    log_bound = np.zeros(keep.size)
+    log_product = np.zeros(0, dtype=np.complex128)
+    first_order = np.zeros(0)  # relative error of the product, to first order
+    origin, log_scale = 0, 0.0
+    for index, part in enumerate(lattice.parts):
         w, log_mass = _tilt(part.exponents, part.offsets, theta)
         log_scale += part.count * log_mass
         centre = round(float(w @ part.offsets))
         origin += part.count * centre
-        spectra.append(scipy.fft.rfft(_wrapped(w, -centre, length)))
-    # Only coefficients whose bound Π (|Ŵᵢ| + eᵢ)^{cᵢ} does not underflow contribute.
-    log_bound = sum(part.count * np.log(np.minimum(np.abs(spectrum) + stage_error, 1.0))
-                    for part, spectrum in zip(lattice.parts, spectra, strict=True))
-    keep = np.flatnonzero(log_bound > -745.0)
-    log_bound = log_bound[keep]
-    log_product = np.zeros(keep.size, dtype=np.complex128)
-    first_order = np.zeros(keep.size)  # relative error of the product, to first order
-    for part, spectrum in zip(lattice.parts, spectra, strict=True):
-        kept = spectrum[keep]
-        magnitude = np.abs(kept)
-        with np.errstate(divide="ignore"):
-            logs = np.log(kept)  # log|Ŵ| + i·arg Ŵ
+        spectrum = scipy.fft.rfft(_wrapped(w, -centre, length))
+        if index:
+            spectrum = spectrum[keep]
+        log_upper = np.abs(spectrum)
+        log_upper += stage_error
+        np.minimum(log_upper, 1.0, out=log_upper)
+        np.log(log_upper, out=log_upper)
+        log_bound += part.count * log_upper
+        alive = np.flatnonzero(log_bound > -745.0)
+        if alive.size < keep.size:
+            keep, log_bound, spectrum, log_upper = (
+                keep[alive], log_bound[alive], spectrum[alive], log_upper[alive])
+            if index:
+                log_product, first_order = log_product[alive], first_order[alive]
+        if not index:
+            log_product, first_order = np.zeros(keep.size, dtype=np.complex128), np.zeros(keep.size)
+        magnitude = np.abs(spectrum)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(spectrum)  # log|Ŵ| + i·arg Ŵ
         phase = np.fmod(part.count * logs.imag, 2 * math.pi)
         log_product += part.count * logs.real + 1j * phase
-        upper = np.minimum(magnitude + stage_error, 1.0)
         first_order += part.count * (stage_error / (magnitude + stage_error)
-                                     + 4 * _U * (2 + np.abs(np.log(upper)) + np.abs(logs.imag)))
+                                     + 4 * _U * (2 + np.abs(log_upper) + np.abs(logs.imag)))
     product = np.zeros(length // 2 + 1, dtype=np.complex128)
     product[keep] = np.exp(log_product)
     tilted = scipy.fft.irfft(product, length)
@@ -410,6 +423,7 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
             probs, relative = sparse
         else:
             require(estimated_memory(lattice, truncation), "composing the releases")
+            spend(estimated_seconds(lattice), "composing the releases")
             try:
                 probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
             except CompositionError:
@@ -445,8 +459,10 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
     ``MAX_RELATIVE_ERROR``.  Its tail values carry no relative error bound:
     ``certified`` is False and the report says so.  Its FFTs may span the whole support
     (about 16 arrays of it), so that is the estimate held to the budget."""
-    require(16 * 8.0 * sum(count * f.probs.size for f, count in factors),
-            "composing the releases")
+    points = sum(count * f.probs.size for f, count in factors)
+    require(16 * 8.0 * points, "composing the releases")
+    spend(_ACCOUNTANT_SECONDS_PER_POINT * points * math.log2(max(2, max(c for _, c in factors))),
+          "composing the releases")
     pmf = accountant_compose(factors, h, truncation)
     (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(pmf))
     return dataclasses.replace(composed, certified=False)
@@ -455,17 +471,39 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
 def estimated_memory(lattice: _Lattice, truncation: float) -> float:
     """Peak bytes of the tilted composition, estimated before any FFT (calibrated on
     long DP-SGD runs and on 1,000 distinct releases): each tilt's window spans about 30
-    standard deviations of the composed loss (``_apply_tilt``) and holds per release a
-    spectrum and its logarithms (about 72 bytes a point) plus about twenty work arrays;
-    the covered range keeps a dozen arrays; the cumulant sums (``cgf``) take about ten
-    arrays the size of all releases' entries together."""
+    standard deviations of the composed loss (``_apply_tilt``) and holds one release's
+    spectrum at a time beside the product's accumulators and work arrays (about 222
+    bytes a point in all); the covered range keeps a dozen arrays; the cumulant sums
+    (``cgf``) take about ten arrays the size of all releases' entries together."""
     spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
     window = min(lattice.width + 1, 30 * spread)
     top = min(lattice.width, lattice.tail_edge(math.log(truncation / 2), upper=True)[0])
     zero = -(lattice.g * lattice.base + lattice.r) / lattice.g
     covered = max(1.0, top - max(0.0, zero))
     entries = float(sum(part.probs.size for part in lattice.parts))
-    return window * (72.0 * len(lattice.parts) + 150.0) + 100.0 * covered + HELD_BYTES_PER_POINT * entries
+    return window * 222.0 + 100.0 * covered + HELD_BYTES_PER_POINT * entries
+
+
+#: Estimated seconds of the tilted composition, per FFT point and tilt (a single
+#: release's transforms both ways and their bookkeeping) and per release and point
+#: (its forward transform), with the FFT lengths of all tilts together about
+#: ``_TILT_LENGTHS`` windows (``estimated_memory``); and per entry of the releases and
+#: cumulant evaluation, of which a composition makes about ``_CGF_CALLS``.
+_SECONDS_PER_POINT, _SECONDS_PER_RELEASE_POINT = 2e-7, 3e-8
+_TILT_LENGTHS, _CGF_CALLS, _SECONDS_PER_CGF_ENTRY = 16.0, 300.0, 1e-8
+#: Estimated seconds of dp-accounting's FFT composition per point and squaring.
+_ACCOUNTANT_SECONDS_PER_POINT = 1e-7
+
+
+def estimated_seconds(lattice: _Lattice) -> float:
+    """Seconds the tilted composition takes on a 2-core laptop, estimated before any FFT
+    (measured on long DP-SGD runs and on 1,000 distinct releases: the tilts' FFT lengths
+    add up to about 13 window widths of 30 standard deviations)."""
+    spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
+    lengths = _TILT_LENGTHS * min(lattice.width + 1, 30 * spread)
+    entries = float(sum(part.probs.size for part in lattice.parts))
+    return (lengths * (_SECONDS_PER_POINT + _SECONDS_PER_RELEASE_POINT * len(lattice.parts))
+            + _CGF_CALLS * _SECONDS_PER_CGF_ENTRY * entries)
 
 
 def _tilted(lattice: _Lattice, h: float, truncation: float, target: float

@@ -1,16 +1,23 @@
-"""What a computation may cost before it starts: the memory budget and its refusal.
+"""What a computation may cost before it starts: the memory and time budgets.
 
-Estimates are made before any large array is allocated (``portable_pld.check_grid`` for a
-single release's grid, ``composition.estimated_memory`` for a composition); above the
-budget they raise :class:`CostError`, which the evaluator answers with a coarser,
-still pessimistic discretization (``factor`` says how much coarser fits) or a refusal.
+Estimates are made before any large array is allocated or any long loop runs
+(``portable_pld.check_grid`` for a single release's grid, ``composition.estimated_memory``
+and ``composition.estimated_seconds`` for a composition); above a budget they raise
+:class:`CostError`, which the evaluator answers with a coarser, still pessimistic
+discretization (``factor`` says how much coarser fits) or a refusal.
+
+Time is *estimated* from sizes (grid points, releases, FFT lengths), never read from a
+clock, so that the same spec gets the same report on a fast machine and a slow one.
+The constants are seconds on a 2-core laptop, measured on the development machine.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Literal
 
 from privspec.errors import EvaluationError
 
@@ -24,18 +31,31 @@ def memory_budget() -> float:
     return _BUDGET.get()
 
 
-#: Bytes of the releases held for composition so far, within one ``budget`` block.
+#: Seconds one evaluation may take by default, as estimated for a 2-core laptop
+#: (``accounting.time_budget``).
+TIME_BUDGET = 60.0
+_SECONDS: ContextVar[float] = ContextVar("time_budget", default=TIME_BUDGET)
+
+
+def time_budget() -> float:
+    """The time budget in force (estimated seconds)."""
+    return _SECONDS.get()
+
+
+#: Within one ``budget`` block: bytes of the releases held for composition so far, and
+#: the seconds all the work started so far is estimated to take.
 _HELD: ContextVar[list[float] | None] = ContextVar("held", default=None)
 
 
 @contextmanager
-def budget(size: float) -> Iterator[None]:
-    """Hold computations to ``size`` bytes within the block."""
-    token, held = _BUDGET.set(size), _HELD.set([0.0])
+def budget(size: float, seconds: float = TIME_BUDGET) -> Iterator[None]:
+    """Hold computations to ``size`` bytes and ``seconds`` (estimated) within the block."""
+    token, clock, held = _BUDGET.set(size), _SECONDS.set(seconds), _HELD.set([0.0, 0.0])
     try:
         yield
     finally:
         _HELD.reset(held)
+        _SECONDS.reset(clock)
         _BUDGET.reset(token)
 
 
@@ -43,6 +63,18 @@ def held() -> float:
     """Bytes of the releases already held in this ``budget`` block."""
     tally = _HELD.get()
     return tally[0] if tally else 0.0
+
+
+def spend(seconds: float, what: str) -> None:
+    """Count ``seconds`` (estimated) for ``what``, about to start; ``CostError`` when the
+    work so far and this would exceed the time budget."""
+    tally = _HELD.get()
+    if tally is None:
+        return
+    tally[1] += seconds
+    if tally[1] > time_budget():
+        raise CostError(f"{what} would bring the accounting to about {duration(tally[1])}",
+                        tally[1], tally[1] / time_budget(), resource="time")
 
 
 def require(estimate: float, what: str) -> None:
@@ -54,24 +86,44 @@ def require(estimate: float, what: str) -> None:
 
 def hold(size: float, count: int, expected: int) -> None:
     """Count ``size`` more bytes held until composition (``count`` of about ``expected``
-    distinct releases so far); ``CostError`` as soon as all of them, projected from the
-    first few, or those built, exceed the budget: before most are built."""
+    distinct releases so far, built first: the time spent so far is theirs);
+    ``CostError`` as soon as those built exceed a budget, or all of them, projected from
+    the first few, exceed twice a budget: before most are built.  (The margin: releases
+    differ in size, and the first may be the largest.)"""
     tally = _HELD.get()
     if tally is None:
         return
     tally[0] += size
-    projected = tally[0] * max(1.0, expected / count) if count >= 3 else tally[0]
-    if projected > memory_budget():
-        raise CostError(f"its {max(count, expected):,} distinct releases take about "
-                        f"{gib(projected)} to hold and compose", projected,
-                        projected / memory_budget())
+    scale = max(1.0, expected / count) if count >= 3 else 1.0
+    projected, seconds = tally[0] * scale, tally[1] * scale
+    many = f"its {max(count, expected):,} distinct releases"
+    where = ("mechanism",)  # all of them, not the one that was built last
+    # The factor that fits: from the releases built, or (the projection being up to the
+    # margin too high) from the projection over the margin.
+    if tally[0] > memory_budget() or projected > PROJECTION_MARGIN * memory_budget():
+        raise CostError(f"{many} take about {gib(projected)} to hold and compose", projected,
+                        max(tally[0], projected / PROJECTION_MARGIN) / memory_budget(), where)
+    overhead = max(count, expected) * SECONDS_PER_RELEASE
+    if overhead > time_budget():  # at any discretization
+        raise CostError(f"building {many} takes about {duration(overhead)} at any "
+                        "discretization; fewer distinct stages (or a larger "
+                        "accounting.time_budget) bring it within reach", overhead, math.inf,
+                        where, resource="time")
+    if tally[1] > time_budget() or seconds > PROJECTION_MARGIN * time_budget():
+        raise CostError(f"building {many} takes about {duration(seconds)}", seconds,
+                        max(tally[1], seconds / PROJECTION_MARGIN) / time_budget(), where,
+                        resource="time")
+
+
+#: How far above the budget a projection from the first releases must be to stop early.
+PROJECTION_MARGIN = 2.0
 
 
 def reset_held() -> None:
     """Start a new attempt's tally (its releases are built anew)."""
     tally = _HELD.get()
     if tally is not None:
-        tally[0] = 0.0
+        tally[0] = tally[1] = 0.0
 
 
 #: Bytes a lowered release takes per PMF point, held until it is composed and then
@@ -83,13 +135,14 @@ BYTES_PER_GRID_POINT = 200.0
 
 
 class CostError(EvaluationError):
-    """A computation estimated to need ``estimate`` bytes, above the budget; a
-    discretization ``factor`` times coarser fits."""
+    """A computation estimated to need ``estimate`` bytes (or seconds, when ``resource``
+    is "time"), above the budget; a discretization ``factor`` times coarser fits."""
 
     def __init__(self, message: str, estimate: float, factor: float,
-                 path: tuple[str | int, ...] | None = None) -> None:
+                 path: tuple[str | int, ...] | None = None, *,
+                 resource: Literal["memory", "time"] = "memory") -> None:
         super().__init__(message, path)
-        self.estimate, self.factor = estimate, factor
+        self.estimate, self.factor, self.resource = estimate, factor, resource
 
 
 def release_memory() -> None:
@@ -114,3 +167,15 @@ def release_memory() -> None:
 def gib(size: float) -> str:
     """Bytes in GiB for a message: ``1.5 GiB``."""
     return f"{size / 2**30:,.1f} GiB"
+
+
+def duration(seconds: float) -> str:
+    """Estimated seconds for a message: ``95 s on a 2-core laptop``, or in minutes."""
+    text = f"{seconds:,.0f} s" if seconds < 600 else f"{seconds / 60:,.0f} minutes"
+    return f"{text} on a 2-core laptop"
+
+
+#: Estimated seconds to build one release, beyond its grid points (Python overhead).
+SECONDS_PER_RELEASE = 2e-3
+#: Estimated seconds per privacy-loss grid point of a release as it is built.
+SECONDS_PER_GRID_POINT = 5e-7

@@ -33,7 +33,15 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from dp_accounting.pld import privacy_loss_mechanism as plm
 from scipy.special import ndtr
 
-from privspec.numerics.cost import BYTES_PER_GRID_POINT, CostError, gib, held, memory_budget
+from privspec.numerics.cost import (
+    BYTES_PER_GRID_POINT,
+    SECONDS_PER_GRID_POINT,
+    CostError,
+    gib,
+    held,
+    memory_budget,
+    spend,
+)
 
 
 def _portable(function: np.ufunc, values: Any) -> Any:
@@ -147,12 +155,18 @@ def _grid_range(bounds: Any, discretization: float) -> tuple[int, int]:
     return lower, max(lower, upper)
 
 
-def check_grid(lower: int, upper: int, discretization: float) -> None:
+#: Estimated seconds per grid point where dp-accounting builds a release itself.
+LIBRARY_SECONDS_PER_GRID_POINT = 2e-6
+
+
+def check_grid(lower: int, upper: int, discretization: float, *,
+               seconds_per_point: float = SECONDS_PER_GRID_POINT) -> None:
     """Raise ``CostError`` before building a privacy-loss grid [lower, upper]·h that would
-    take more than the memory budget."""
+    take more than the memory budget, or bring the time spent beyond its budget."""
     points = upper - lower + 1
     estimate = points * BYTES_PER_GRID_POINT
     if held() + estimate <= memory_budget():  # beside the releases built so far
+        spend(points * seconds_per_point, f"building a release of {points:,} grid points")
         return
     raise CostError(
         f"one release's privacy loss spans [{lower * discretization:.4g}, "
@@ -229,7 +243,13 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
     Under add-or-remove the result is symmetric when nothing is subsampled and has a
     remove and an add direction otherwise; replace-one is left to the library.
     """
-    if replace_one:
+    if replace_one:  # built by the library, whose grid is the same: checked first
+        loss = plm.GaussianPrivacyLoss(
+            standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,
+            adjacency_type=plm.AdjacencyType.REPLACE,
+            log_mass_truncation_bound=log_tail_mass)
+        check_grid(*_grid_range(loss.connect_dots_bounds(), discretization), discretization,
+                   seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
         return plds.from_gaussian_mechanism(
             standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,
             value_discretization_interval=discretization, use_connect_dots=True,

@@ -180,21 +180,27 @@ _NUMERICAL_FAILURES = (ArithmeticError, ValueError, IndexError, TypeError, KeyEr
 
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
-             *, spec_path: str | None = None, memory_budget: float | None = None) -> Report:
+             *, spec_path: str | None = None, memory_budget: float | None = None,
+             time_budget: float | None = None) -> Report:
     """Evaluate a spec (model, dict or YAML path) into a frozen Report.
 
     An invalid spec raises ``SpecError`` (a dict is read like a file, with the same
     diagnostics); a valid one that cannot be evaluated raises ``EvaluationError``.
-    ``memory_budget`` (GiB) overrides the spec's ``accounting.memory_budget``.
+    ``memory_budget`` (GiB) and ``time_budget`` (seconds) override the spec's
+    ``accounting.memory_budget`` and ``accounting.time_budget``.
     """
     given, path = _as_spec(spec)
     model = given
-    if memory_budget is not None:  # the report still names the spec as written
-        accounting = given.accounting.model_copy(update={"memory_budget": memory_budget})
+    overrides = {name: value for name, value in (("memory_budget", memory_budget),
+                                                 ("time_budget", time_budget))
+                 if value is not None}
+    if overrides:  # the report still names the spec as written
+        accounting = given.accounting.model_copy(update=overrides)
         model = given.model_copy(update={"accounting": accounting})
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), \
-                cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30):
+                cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30,
+                            model.accounting.time_budget):
             # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -246,6 +252,7 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
     chosen = (asked if "discretization" in model.accounting.model_fields_set
               else min(asked, chosen_discretization(model)))
     used = _at(model, chosen)
+    over: cost.CostError | None = None  # why the last attempt did not fit
     for attempt in range(8):
         if attempt:
             cost.release_memory()  # the abandoned attempt's (its traceback is gone now)
@@ -266,18 +273,19 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
                 h = max(h, asked)  # did not fit: the spec's own, before anything coarser
             if h > COARSEST:
                 return _bound_instead(model, path, spec_path, _cost_refusal(model, over),
-                                      "accounting/too-costly",
-                                      budget=model.accounting.memory_budget)
+                                      "accounting/too-costly", **_budget_values(model, over))
             used = _at(used, h)
-    else:  # pragma: no cover - each pass coarsens by the estimate's factor
-        raise EvaluationError("no discretization fits the memory budget")
+    else:  # each pass coarsens by the estimate's factor; estimates may be off
+        assert over is not None
+        return _bound_instead(model, path, spec_path, _cost_refusal(model, over),
+                              "accounting/too-costly", **_budget_values(model, over))
     final = used.accounting.discretization
     if final == asked or (final < asked and report.gdp.bound):  # (a bound has no grid)
         return report
     why = (caveat("accounting/discretization-chosen", used=final, default=asked)
-           if final < asked else
+           if final < asked or over is None else
            caveat("accounting/coarsened", asked=asked, used=final,
-                  budget=model.accounting.memory_budget))
+                  **_budget_values(model, over)))
     return report.model_copy(update={"warnings": [why, *report.warnings]})
 
 
@@ -327,17 +335,26 @@ def _bound_instead(model: Spec, path: str | None, spec_path: str | None,
                             [caveat(code, **values)])
 
 
+def _budget_values(model: Spec, error: cost.CostError) -> dict[str, Any]:
+    """The budget ``error`` exceeded, for a caveat: its ``resource`` and its ``budget``."""
+    if error.resource == "time":
+        return {"resource": "time", "budget": model.accounting.time_budget}
+    return {"resource": "memory", "budget": model.accounting.memory_budget}
+
+
 def _cost_refusal(model: Spec, error: cost.CostError) -> EvaluationError:
     """The refusal of a mechanism that no discretization fits: the estimate and what to
     change (only the reason when no grid or budget would help)."""
     if not math.isfinite(error.factor):
         return EvaluationError(str(error), error.path)
-    budget = model.accounting.memory_budget
+    field = f"{error.resource}_budget"
+    unit = "s" if error.resource == "time" else "GiB"
+    budget = getattr(model.accounting, field)
     return EvaluationError(
-        f"{error}; beyond the memory budget (accounting.memory_budget = {budget:g} GiB) "
-        f"even at the coarsest discretization h = {COARSEST:g}. More noise (privacy losses "
-        "this large reveal almost everything about a record), fewer distinct stages or a "
-        "larger budget brings it within reach", error.path or ("accounting", "memory_budget"))
+        f"{error}; beyond the {error.resource} budget (accounting.{field} = {budget:g} "
+        f"{unit}) even at the coarsest discretization h = {COARSEST:g}. More noise (privacy "
+        "losses this large reveal almost everything about a record), fewer distinct stages "
+        "or a larger budget brings it within reach", error.path or ("accounting", field))
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,13 @@ class AccountingOptions(_Strict):
         "and the report says so; a mechanism that no allowed discretization fits is "
         "refused with the estimate.",
     )
+    time_budget: Annotated[float, Field(ge=1, le=86_400, allow_inf_nan=False)] = Field(
+        60.0,
+        description="Time one evaluation may take, in seconds on a 2-core laptop, "
+        "estimated from the sizes of the computation before it starts (never measured, so "
+        "that the report is the same on every machine). Above it the accounting uses a "
+        "coarser discretization, or the closed-form bound, and the report says so.",
+    )
 
 
 class PublishedClaim(_Strict):

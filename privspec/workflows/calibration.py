@@ -351,14 +351,15 @@ def _unreachable(search: _Search, most_private: _Point | None,
 
 
 def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
-              targets: Sequence[str | Target], memory_budget: float | None = None
-              ) -> Calibration:
+              targets: Sequence[str | Target], memory_budget: float | None = None,
+              time_budget: float | None = None) -> Calibration:
     """The least private value of the field ``vary`` names that meets every target.
 
     ``spec`` is a ``Spec``, a spec file's path or its data (as YAML holds it); ``targets`` are
     ``Target``s or their text (``mu=1``, ``epsilon@1e-5=8``, …).  Raises
     CalibrationError (a bad path or target, or no value meets them) or the spec's
-    own SpecError / EvaluationError."""
+    own SpecError / EvaluationError.  ``memory_budget`` and ``time_budget`` hold each
+    evaluation, as in ``evaluate``."""
     from privspec.errors import EvaluationError
     from privspec.report.evaluation import evaluate
     from privspec.spec.diagnostics import SpecError
@@ -402,7 +403,7 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
             if coarse:
                 model = _coarser(model)
             try:
-                report = evaluate(model, memory_budget=memory_budget)
+                report = evaluate(model, memory_budget=memory_budget, time_budget=time_budget)
             except EvaluationError:  # refused there: no figure, so no claim
                 return _Point(value, None, math.inf)
             return _Point(value, report, max(t.excess(report) for t in parsed))
