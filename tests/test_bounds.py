@@ -232,11 +232,11 @@ def test_a_time_budget_coarsens_the_grid_and_the_report_says_why() -> None:
     """Time is estimated from sizes before the work starts, so the same spec gets the
     same report on any machine; above the budget the grid coarsens, as for memory."""
     dpsgd = {"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 20_000}}
-    quick = privspec.evaluate(spec(dpsgd, discretization=1e-5, time_budget=1))
+    quick = privspec.evaluate(spec(dpsgd, discretization=1e-5, time_budget=3))
     assert quick.accounting.discretization > 1e-5
     (why,) = [w for w in quick.warnings if w.code == "accounting/coarsened"]
     assert why.values["resource"] == "time" and "accounting.time_budget" in why.message
-    again = privspec.evaluate(spec(dpsgd, discretization=1e-5), time_budget=1)
+    again = privspec.evaluate(spec(dpsgd, discretization=1e-5), time_budget=3)
     assert again.gdp == quick.gdp  # the override on the command line or in Python
     full = privspec.evaluate(spec(dpsgd, discretization=1e-5))
     assert full.accounting.discretization == 1e-5
@@ -272,5 +272,5 @@ def test_the_time_budget_on_the_command_line(tmp_path: Path) -> None:
     spec_file = tmp_path / "run.privspec.yaml"
     spec_file.write_text(yaml.safe_dump(data), encoding="utf-8")
     out = tmp_path / "run.md"
-    assert main(["--time-budget", "1", "render", str(spec_file), "-o", str(out)]) == 0
-    assert "time budget of 1 s" in " ".join(out.read_text(encoding="utf-8").split())
+    assert main(["--time-budget", "3", "render", str(spec_file), "-o", str(out)]) == 0
+    assert "time budget of 3 s" in " ".join(out.read_text(encoding="utf-8").split())

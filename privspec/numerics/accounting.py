@@ -69,6 +69,11 @@ STAGE_TARGET = 1e-4
 MAX_STAGE_ACCOUNTS = 32
 
 
+#: A Gaussian part weaker than this μ, beside other releases, is accounted as this μ
+#: (pessimistic): its σ² would overflow, and its loss is far below any grid step.
+WEAKEST_GAUSSIAN_MU = 1e-100
+
+
 #: Sampling rates closer to 1 than this are accounted as 1 (no amplification).
 RATE_ONE_TOLERANCE = 1e-9
 
@@ -397,11 +402,12 @@ class _Lowering:
 
     def releases(self, lowered: _Lowered) -> list[Release]:
         """Every release of ``lowered`` with its count, the exact Gaussian part as one
-        Gaussian release (σ = 1/μ)."""
+        Gaussian release (σ = 1/μ, with μ at least ``WEAKEST_GAUSSIAN_MU``)."""
         releases = list(lowered.releases.values())
         if lowered.gaussian_mu_squared > 0:
-            gaussian = gaussian_pld(1.0 / math.sqrt(lowered.gaussian_mu_squared),
-                                    discretization=self.h, log_tail_mass=self.log_tail_mass)
+            mu = max(math.sqrt(lowered.gaussian_mu_squared), WEAKEST_GAUSSIAN_MU)
+            gaussian = gaussian_pld(1.0 / mu, discretization=self.h,
+                                    log_tail_mass=self.log_tail_mass)
             releases.insert(0, (pmfs_from_pld(gaussian), 1))
         if not releases:
             raise ValueError("a mechanism with no parts")

@@ -422,8 +422,9 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
         if sparse is not None:
             probs, relative = sparse
         else:
-            require(estimated_memory(lattice, truncation), "composing the releases")
-            spend(estimated_seconds(lattice), "composing the releases")
+            extent = _extent(lattice, truncation)
+            require(estimated_memory(lattice, extent), "composing the releases")
+            spend(estimated_seconds(lattice, extent), "composing the releases")
             try:
                 probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
             except CompositionError:
@@ -468,39 +469,56 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
     return dataclasses.replace(composed, certified=False)
 
 
-def estimated_memory(lattice: _Lattice, truncation: float) -> float:
+@dataclass(frozen=True)
+class _Extent:
+    """How far the tilted composition reaches, in lattice steps: the composed loss's
+    standard deviation untilted and tilted to the top of the covered range (where one
+    release's extreme losses may spread it far wider), and the covered range."""
+
+    spread: float
+    spread_at_top: float
+    covered: float
+
+
+def _extent(lattice: _Lattice, truncation: float) -> _Extent:
+    spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
+    top = min(lattice.width, lattice.tail_edge(math.log(truncation / 2), upper=True)[0])
+    zero = -(lattice.g * lattice.base + lattice.r) / lattice.g
+    theta = _solve(lambda t: lattice.cgf(t)[1] - top, 1.0 / spread)
+    return _Extent(spread, math.sqrt(max(lattice.cgf(theta)[2], 1.0)),
+                   max(1.0, top - max(0.0, zero)))
+
+
+def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
     """Peak bytes of the tilted composition, estimated before any FFT (calibrated on
     long DP-SGD runs and on 1,000 distinct releases): each tilt's window spans about 30
     standard deviations of the composed loss (``_apply_tilt``) and holds one release's
     spectrum at a time beside the product's accumulators and work arrays (about 222
     bytes a point in all); the covered range keeps a dozen arrays; the cumulant sums
     (``cgf``) take about ten arrays the size of all releases' entries together."""
-    spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
-    window = min(lattice.width + 1, 30 * spread)
-    top = min(lattice.width, lattice.tail_edge(math.log(truncation / 2), upper=True)[0])
-    zero = -(lattice.g * lattice.base + lattice.r) / lattice.g
-    covered = max(1.0, top - max(0.0, zero))
+    window = min(lattice.width + 1, 30 * extent.spread)
     entries = float(sum(part.probs.size for part in lattice.parts))
-    return window * 222.0 + 100.0 * covered + HELD_BYTES_PER_POINT * entries
+    return window * 222.0 + 100.0 * extent.covered + HELD_BYTES_PER_POINT * entries
 
 
 #: Estimated seconds of the tilted composition, per FFT point and tilt (a single
 #: release's transforms both ways and their bookkeeping) and per release and point
-#: (its forward transform), with the FFT lengths of all tilts together about
-#: ``_TILT_LENGTHS`` windows (``estimated_memory``); and per entry of the releases and
-#: cumulant evaluation, of which a composition makes about ``_CGF_CALLS``.
-_SECONDS_PER_POINT, _SECONDS_PER_RELEASE_POINT = 2e-7, 3e-8
-_TILT_LENGTHS, _CGF_CALLS, _SECONDS_PER_CGF_ENTRY = 16.0, 300.0, 1e-8
+#: (its forward transform); and per entry of the releases and cumulant evaluation, of
+#: which a composition makes about ``_CGF_CALLS``.
+_SECONDS_PER_POINT, _SECONDS_PER_RELEASE_POINT = 2e-7, 2e-8
+_CGF_CALLS, _SECONDS_PER_CGF_ENTRY = 300.0, 1e-8
 #: Estimated seconds of dp-accounting's FFT composition per point and squaring.
 _ACCOUNTANT_SECONDS_PER_POINT = 1e-7
 
 
-def estimated_seconds(lattice: _Lattice) -> float:
-    """Seconds the tilted composition takes on a 2-core laptop, estimated before any FFT
-    (measured on long DP-SGD runs and on 1,000 distinct releases: the tilts' FFT lengths
-    add up to about 13 window widths of 30 standard deviations)."""
-    spread = math.sqrt(max(lattice.cgf(0.0)[2], 1.0))
-    lengths = _TILT_LENGTHS * min(lattice.width + 1, 30 * spread)
+def estimated_seconds(lattice: _Lattice, extent: _Extent) -> float:
+    """Seconds the tilted composition takes on a 2-core laptop, estimated before any FFT.
+    Measured on long DP-SGD runs, 1,000 distinct DP-SGD stages and 1,000 mixed releases:
+    the tilts' FFT lengths add up to between 1.2 and 6 windows of 30 standard deviations
+    of the composition tilted to the top of its range (6 for a single long DP-SGD run,
+    whose per-point cost the constants overstate), so 4 such windows and one untilted."""
+    window = 30 * (extent.spread + 4 * extent.spread_at_top)
+    lengths = min(6 * (lattice.width + 1), window)
     entries = float(sum(part.probs.size for part in lattice.parts))
     return (lengths * (_SECONDS_PER_POINT + _SECONDS_PER_RELEASE_POINT * len(lattice.parts))
             + _CGF_CALLS * _SECONDS_PER_CGF_ENTRY * entries)

@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Literal
 
 from privspec.errors import EvaluationError
@@ -42,39 +43,58 @@ def time_budget() -> float:
     return _SECONDS.get()
 
 
-#: Within one ``budget`` block: bytes of the releases held for composition so far, and
-#: the seconds all the work started so far is estimated to take.
-_HELD: ContextVar[list[float] | None] = ContextVar("held", default=None)
+@dataclass
+class _Tally:
+    """Within one ``budget`` block: bytes of the releases held for composition in this
+    attempt; seconds of the work started in all attempts (an abandoned attempt's
+    building was done, its refused composition was not), and before this attempt."""
+
+    held: float = 0.0
+    spent: float = 0.0
+    before: float = 0.0
+
+    def over_time(self, seconds: float) -> float | None:
+        """The factor by which this attempt's work, ``seconds`` more included, exceeds
+        the time left to it; None when it fits."""
+        if self.spent + seconds <= time_budget():
+            return None
+        left = max(time_budget() - self.before, 1e-9)
+        return (self.spent - self.before + seconds) / left
+
+
+_TALLY: ContextVar[_Tally | None] = ContextVar("tally", default=None)
 
 
 @contextmanager
 def budget(size: float, seconds: float = TIME_BUDGET) -> Iterator[None]:
     """Hold computations to ``size`` bytes and ``seconds`` (estimated) within the block."""
-    token, clock, held = _BUDGET.set(size), _SECONDS.set(seconds), _HELD.set([0.0, 0.0])
+    token, clock, tally = _BUDGET.set(size), _SECONDS.set(seconds), _TALLY.set(_Tally())
     try:
         yield
     finally:
-        _HELD.reset(held)
+        _TALLY.reset(tally)
         _SECONDS.reset(clock)
         _BUDGET.reset(token)
 
 
 def held() -> float:
-    """Bytes of the releases already held in this ``budget`` block."""
-    tally = _HELD.get()
-    return tally[0] if tally else 0.0
+    """Bytes of the releases already held in this attempt."""
+    tally = _TALLY.get()
+    return tally.held if tally else 0.0
 
 
 def spend(seconds: float, what: str) -> None:
-    """Count ``seconds`` (estimated) for ``what``, about to start; ``CostError`` when the
-    work so far and this would exceed the time budget."""
-    tally = _HELD.get()
+    """Count ``seconds`` (estimated) for ``what``, about to start; ``CostError`` (and
+    nothing counted) when the work so far and this would exceed the time budget."""
+    tally = _TALLY.get()
     if tally is None:
         return
-    tally[1] += seconds
-    if tally[1] > time_budget():
-        raise CostError(f"{what} would bring the accounting to about {duration(tally[1])}",
-                        tally[1], tally[1] / time_budget(), resource="time")
+    factor = tally.over_time(seconds)
+    if factor is not None:
+        total = tally.spent + seconds
+        raise CostError(f"{what} would bring the accounting to about {duration(total)}",
+                        total, factor, resource="time")
+    tally.spent += seconds
 
 
 def require(estimate: float, what: str) -> None:
@@ -86,33 +106,35 @@ def require(estimate: float, what: str) -> None:
 
 def hold(size: float, count: int, expected: int) -> None:
     """Count ``size`` more bytes held until composition (``count`` of about ``expected``
-    distinct releases so far, built first: the time spent so far is theirs);
+    distinct releases so far, built first: this attempt's time so far is theirs);
     ``CostError`` as soon as those built exceed a budget, or all of them, projected from
     the first few, exceed twice a budget: before most are built.  (The margin: releases
     differ in size, and the first may be the largest.)"""
-    tally = _HELD.get()
+    tally = _TALLY.get()
     if tally is None:
         return
-    tally[0] += size
+    tally.held += size
     scale = max(1.0, expected / count) if count >= 3 else 1.0
-    projected, seconds = tally[0] * scale, tally[1] * scale
+    projected, seconds = tally.held * scale, (tally.spent - tally.before) * scale
     many = f"its {max(count, expected):,} distinct releases"
     where = ("mechanism",)  # all of them, not the one that was built last
     # The factor that fits: from the releases built, or (the projection being up to the
     # margin too high) from the projection over the margin.
-    if tally[0] > memory_budget() or projected > PROJECTION_MARGIN * memory_budget():
+    if tally.held > memory_budget() or projected > PROJECTION_MARGIN * memory_budget():
         raise CostError(f"{many} take about {gib(projected)} to hold and compose", projected,
-                        max(tally[0], projected / PROJECTION_MARGIN) / memory_budget(), where)
+                        max(tally.held, projected / PROJECTION_MARGIN) / memory_budget(),
+                        where)
     overhead = max(count, expected) * SECONDS_PER_RELEASE
     if overhead > time_budget():  # at any discretization
         raise CostError(f"building {many} takes about {duration(overhead)} at any "
                         "discretization; fewer distinct stages (or a larger "
                         "accounting.time_budget) bring it within reach", overhead, math.inf,
                         where, resource="time")
-    if tally[1] > time_budget() or seconds > PROJECTION_MARGIN * time_budget():
+    factor = tally.over_time(max(0.0, seconds / PROJECTION_MARGIN
+                                 - (tally.spent - tally.before)))
+    if factor is not None:
         raise CostError(f"building {many} takes about {duration(seconds)}", seconds,
-                        max(tally[1], seconds / PROJECTION_MARGIN) / time_budget(), where,
-                        resource="time")
+                        factor, where, resource="time")
 
 
 #: How far above the budget a projection from the first releases must be to stop early.
@@ -120,10 +142,10 @@ PROJECTION_MARGIN = 2.0
 
 
 def reset_held() -> None:
-    """Start a new attempt's tally (its releases are built anew)."""
-    tally = _HELD.get()
+    """Start a new attempt: its releases are built anew; the time spent so far stays."""
+    tally = _TALLY.get()
     if tally is not None:
-        tally[0] = tally[1] = 0.0
+        tally.held, tally.before = 0.0, tally.spent
 
 
 #: Bytes a lowered release takes per PMF point, held until it is composed and then
