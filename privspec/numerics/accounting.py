@@ -2,7 +2,8 @@
 
 Every single release becomes dp-accounting's pessimistic, connect-the-dots
 privacy-loss distribution on one shared discretization interval (docs/math.md §6); the
-releases, each with how often it runs, are composed once by ``composition.compose``.
+releases, each with how often it runs, are composed once
+(``composition.compose_directions``).
 Exact algebra is used where it is exact: plain (unsampled) Gaussian releases merge into
 a single Gaussian with μ² = Σ (Δᵢ/σᵢ)² (Dong, Roth & Su, Cor. 3.3), and equal releases
 are merged by their PMFs, so repeats and phases are counts, not compositions.
@@ -31,7 +32,7 @@ from privspec.numerics.bounds import (
     gaussian_mu_squared,
     mu_of_pure_epsilon,
 )
-from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose
+from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose_directions
 from privspec.numerics.cost import (
     HELD_BYTES_PER_POINT,
     SECONDS_PER_RELEASE,
@@ -416,13 +417,13 @@ class _Lowering:
     def finish(self, lowered: _Lowered, target: float = TARGET_RELATIVE_ERROR
                ) -> tuple[LossPMF, ...]:
         """Compose the releases of ``lowered``: one PMF per direction, a symmetric
-        release's one PMF serving both (``composition.compose``, aiming at ``target``)."""
+        release's one PMF serving both (``composition.compose_directions``, aiming at
+        ``target``)."""
         releases = self.releases(lowered)
         directions = max(len(pmfs) for pmfs, _ in releases)
-        return tuple(
-            compose([(pmfs[min(d, len(pmfs) - 1)], count) for pmfs, count in releases],
-                    self.h, self.truncation, target)
-            for d in range(directions))
+        return compose_directions(
+            [[(pmfs[min(d, len(pmfs) - 1)], count) for pmfs, count in releases]
+             for d in range(directions)], self.h, self.truncation, target)
 
     def _release(self, pld: PLD) -> _Lowered:
         """One release given by a dp-accounting PLD.  All distinct releases are held

@@ -388,54 +388,89 @@ def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
 
     ``truncation`` bounds the upper-tail mass moved to +∞.  The result's
     ``relative_error`` bounds the relative error of the sums the curve is made of.
-    Raises ``CostError`` before a composition estimated to exceed the memory budget.
+    Raises ``CostError`` before a composition estimated to exceed a budget.
     """
-    factors = [(f, c) for f, c in factors if c > 0]
-    if not factors:
-        raise ValueError("nothing to compose")
-    if len(factors) == 1 and factors[0][1] == 1:
-        return factors[0][0]
-    log_finite = sum(c * (math.log1p(-f.infinity_mass) if f.infinity_mass < 1 else -math.inf)
-                     for f, c in factors)
-    infinity_mass = -math.expm1(log_finite)
-    h = discretization
-    entries = sum(f.probs.size for f, _ in factors)
-    # Before the lattice's own copies: their cumulant sums alone.
-    require(HELD_BYTES_PER_POINT * entries, "composing the releases")
-    supports = [_support(f) for f, _ in factors]
-    # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
-    g = reduce(math.gcd, [s[2] for s in supports], 0) or 1
-    parts = []
-    for (f, c), (first, last, _) in zip(factors, supports, strict=True):
-        a, rho = divmod(first, g)
-        skip = first - f.grid[1] if f.grid else 0
-        probs = np.maximum(f.probs[skip:skip + last - first + 1:g], 0.0)
-        parts.append(_Part(a, rho, np.ascontiguousarray(probs), c))
-    r = sum(p.count * p.rho for p in parts)
-    lattice = _Lattice(parts, g, r)
+    (composed,) = compose_directions([factors], discretization, truncation, target)
+    return composed
 
-    start, moved, below = 0, 0.0, 0.0
-    if lattice.width + 1 <= DIRECT_WIDTH or _direct_cost(lattice) <= DIRECT_PRODUCTS:
-        probs, relative = _direct(lattice)
-    else:
-        sparse = _sparse_direct(lattice)
-        if sparse is not None:
-            probs, relative = sparse
+
+def compose_directions(directions: Sequence[Sequence[tuple[LossPMF, int]]],
+                       discretization: float, truncation: float,
+                       target: float = TARGET_RELATIVE_ERROR) -> tuple[LossPMF, ...]:
+    """``compose`` for each direction's factors, with the time of all the tilted
+    compositions estimated before any of them starts (so that a budget refuses the
+    second direction before the first is composed, not after)."""
+    jobs = [_Job.of(factors) for factors in directions]
+    tilted = [job for job in jobs if job.lattice is not None and job.direct is None]
+    estimates = []
+    for job in tilted:
+        assert job.lattice is not None
+        extent = _extent(job.lattice, truncation)
+        require(estimated_memory(job.lattice, extent), "composing the releases")
+        estimates.append(estimated_seconds(job.lattice, extent))
+    if estimates:
+        spend(sum(estimates), "composing the releases")
+    return tuple(job.run(discretization, truncation, target) for job in jobs)
+
+
+@dataclass
+class _Job:
+    """One direction's composition, ready to run: its factors, their lattice (None for a
+    single release, returned as it is) and, when direct or sparse convolution does it,
+    the result already."""
+
+    factors: list[tuple[LossPMF, int]]
+    lattice: _Lattice | None
+    direct: tuple[FloatArray, float] | None
+
+    @staticmethod
+    def of(factors: Sequence[tuple[LossPMF, int]]) -> _Job:
+        factors = [(f, c) for f, c in factors if c > 0]
+        if not factors:
+            raise ValueError("nothing to compose")
+        if len(factors) == 1 and factors[0][1] == 1:
+            return _Job(factors, None, None)
+        entries = sum(f.probs.size for f, _ in factors)
+        # Before the lattice's own copies: their cumulant sums alone.
+        require(HELD_BYTES_PER_POINT * entries, "composing the releases")
+        supports = [_support(f) for f, _ in factors]
+        # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
+        g = reduce(math.gcd, [s[2] for s in supports], 0) or 1
+        parts = []
+        for (f, c), (first, last, _) in zip(factors, supports, strict=True):
+            a, rho = divmod(first, g)
+            skip = first - f.grid[1] if f.grid else 0
+            probs = np.maximum(f.probs[skip:skip + last - first + 1:g], 0.0)
+            parts.append(_Part(a, rho, np.ascontiguousarray(probs), c))
+        lattice = _Lattice(parts, g, sum(p.count * p.rho for p in parts))
+        if lattice.width + 1 <= DIRECT_WIDTH or _direct_cost(lattice) <= DIRECT_PRODUCTS:
+            return _Job(factors, lattice, _direct(lattice))
+        return _Job(factors, lattice, _sparse_direct(lattice))
+
+    def run(self, h: float, truncation: float, target: float) -> LossPMF:
+        """The composed PMF (the tilted composition's cost already spent)."""
+        factors, lattice = self.factors, self.lattice
+        if lattice is None:
+            return factors[0][0]
+        start, moved, below = 0, 0.0, 0.0
+        if self.direct is not None:
+            probs, relative = self.direct
         else:
-            extent = _extent(lattice, truncation)
-            require(estimated_memory(lattice, extent), "composing the releases")
-            spend(estimated_seconds(lattice, extent), "composing the releases")
             try:
                 probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
             except CompositionError:
                 return _accountant_compose(factors, h, truncation)
-    if relative > MAX_RELATIVE_ERROR:
-        return _accountant_compose(factors, h, truncation)
-    index0 = g * (lattice.base + start) + r  # grid index of probs[0]
-    losses = (index0 + g * np.arange(probs.size)) * h
-    grid = (g * h, index0 // g) if index0 % g == 0 else None
-    return LossPMF(losses, probs, min(1.0, infinity_mass + moved), grid, relative_error=relative,
-                   lower_mass=below)
+        if relative > MAX_RELATIVE_ERROR:
+            return _accountant_compose(factors, h, truncation)
+        log_finite = sum(c * (math.log1p(-f.infinity_mass) if f.infinity_mass < 1
+                              else -math.inf) for f, c in factors)
+        infinity_mass = -math.expm1(log_finite)
+        g, r = lattice.g, lattice.r
+        index0 = g * (lattice.base + start) + r  # grid index of probs[0]
+        losses = (index0 + g * np.arange(probs.size)) * h
+        grid = (g * h, index0 // g) if index0 % g == 0 else None
+        return LossPMF(losses, probs, min(1.0, infinity_mass + moved), grid,
+                       relative_error=relative, lower_mass=below)
 
 
 def accountant_compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
@@ -514,10 +549,12 @@ _ACCOUNTANT_SECONDS_PER_POINT = 1e-7
 def estimated_seconds(lattice: _Lattice, extent: _Extent) -> float:
     """Seconds the tilted composition takes on a 2-core laptop, estimated before any FFT.
     Measured on long DP-SGD runs, 1,000 distinct DP-SGD stages and 1,000 mixed releases:
-    the tilts' FFT lengths add up to between 1.2 and 6 windows of 30 standard deviations
-    of the composition tilted to the top of its range (6 for a single long DP-SGD run,
-    whose per-point cost the constants overstate), so 4 such windows and one untilted."""
-    window = 30 * (extent.spread + 4 * extent.spread_at_top)
+    the tilts' FFT lengths add up to one window of 30 standard deviations of the
+    composition and, of the composition tilted to the top of its range, about 1.5 windows
+    for Gaussian-like losses and up to 6 for heavy-tailed ones (DP-SGD's, whose tilted
+    spread is several times the untilted)."""
+    heavy = extent.spread_at_top / extent.spread
+    window = 30 * (extent.spread + extent.spread_at_top * (0.5 + 2 * heavy))
     lengths = min(6 * (lattice.width + 1), window)
     entries = float(sum(part.probs.size for part in lattice.parts))
     return (lengths * (_SECONDS_PER_POINT + _SECONDS_PER_RELEASE_POINT * len(lattice.parts))
