@@ -92,9 +92,10 @@ def assert_convex(x: np.ndarray, y: np.ndarray) -> None:
     dx, dy = np.diff(x), np.diff(y)
     cross = dy[:-1] * dx[1:] - dy[1:] * dx[:-1]  # ≤ 0 iff slope_i ≤ slope_{i+1}
     scale = np.abs(dy[:-1] * dx[1:]) + np.abs(dy[1:] * dx[:-1])
-    # Relative rounding, plus an absolute 1e-16 in y (α* is interpolated next to a vertex
-    # that can sit a rounding error off the diagonal).
-    tol = 1e-9 * scale + 1e-16 * (np.abs(dx[:-1]) + np.abs(dx[1:])) + 1e-300
+    # Relative rounding, plus an absolute two units in the last place of y ≤ 1 (2.2e-16:
+    # α* is interpolated next to a vertex that can sit a rounding error off the diagonal,
+    # and near β = 0.87 one unit is already 1.1e-16; pure ε = 1.9 needs 1.6e-16).
+    tol = 1e-9 * scale + 2.2e-16 * (np.abs(dx[:-1]) + np.abs(dx[1:])) + 1e-300
     assert np.all(cross <= tol), np.flatnonzero(cross > tol)
 
 
