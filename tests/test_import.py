@@ -77,3 +77,38 @@ def test_what_a_record_cannot_prove_must_be_stated(tmp_path: Path,
                  "--neighbouring", "add-or-remove"]) == 2  # no --sampling: not guessed
     assert main(["import", "opacus", str(record), *SAID, "--sampling", "shuffled"]) == 2
     assert "for --sampling poisson only" in capsys.readouterr().err
+
+
+def test_a_raw_self_composed_event_keeps_its_count(tmp_path: Path) -> None:
+    """A SelfComposedDpEvent's own "event" field is its inner event, not the export
+    file's wrapper: reading it as the wrapper dropped the count (100 steps became 1)."""
+    import dp_accounting
+
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 100)
+    from privspec.workflows.importing import _plain
+
+    record = tmp_path / "event.json"
+    record.write_text(json.dumps(_plain(event)), encoding="utf-8")
+    out = tmp_path / "run.privspec.yaml"
+    assert main(["import", "dp-event", str(record), *SAID, "--sampling", "poisson",
+                 "-o", str(out)]) == 0
+    assert load_spec(out).mechanism.block.steps == 100
+
+
+def test_the_python_api_builds_the_same_specs() -> None:
+    import dp_accounting
+
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.004, dp_accounting.GaussianDpEvent(1.1)), 10_000)
+    said = {"unit": "one training example", "neighbouring": "add-or-remove"}
+    from_event = privspec.from_dp_event(event, sampling="poisson", **said)
+    from_history = privspec.from_opacus([(1.1, 0.004, 10_000)], **said)
+    from_state = privspec.from_opacus({"history": [[1.1, 0.004, 10_000]]}, **said)
+    assert from_event.mechanism == from_history.mechanism == from_state.mechanism
+    assert from_event.description is not None and "given in Python" in from_event.description
+    assert privspec.evaluate(from_event).gdp == privspec.evaluate(from_history).gdp
+    from privspec.workflows.importing import RecordError
+
+    with pytest.raises(RecordError):
+        privspec.from_opacus([(1.1, 0.004, 100)], sampling="shuffled", **said)

@@ -129,8 +129,8 @@ def test_import_privspec_stays_light() -> None:
         "privspec.spec_to_yaml(spec)\n"
         "assert not {'numpy', 'scipy', 'dp_accounting'} & set(sys.modules)\n"
         "assert privspec.__all__ == ['__version__', 'calibrate', 'evaluate', "
-        "'spec_from_dpsgd', 'spec_to_yaml']\n"
-        "privspec.calibrate\n"
+        "'from_dp_event', 'from_opacus', 'spec_from_dpsgd', 'spec_to_yaml']\n"
+        "privspec.calibrate, privspec.from_dp_event, privspec.from_opacus\n"
         "assert not {'numpy', 'scipy', 'dp_accounting'} & set(sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

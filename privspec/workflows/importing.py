@@ -14,9 +14,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privspec.errors import PrivspecError
+
+if TYPE_CHECKING:
+    from privspec.spec.models import Spec
 
 #: The first bytes of files privspec will not read, and how to export JSON instead.
 _BINARY = {
@@ -86,7 +89,7 @@ def _asserted(said: Assertions) -> str:
             f"{said.neighbouring}, batches drawn by {said.sampling} sampling")
 
 
-def from_opacus(record: Any, digest: str, name: str, said: Assertions) -> Imported:
+def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
     """Opacus's ``accountant.state_dict()``: each history entry (noise multiplier, sample
     rate, steps) a DP-SGD stage.  Only Poisson sampling has a rate Opacus records."""
     history = record.get("history") if isinstance(record, dict) else None
@@ -172,10 +175,12 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
                        "SelfComposedDpEvent, ComposedDpEvent)")
 
 
-def from_dp_event(record: Any, digest: str, name: str, said: Assertions) -> Imported:
+def from_dp_event(record: Any, digest: str | None, name: str, said: Assertions
+                  ) -> Imported:
     """A dp-accounting event in named-tuple form (or ``privspec export --dp-event``'s
     file, whose ``event`` it is)."""
-    event = record.get("event", record) if isinstance(record, dict) else record
+    wrapped = isinstance(record, dict) and "class_name" not in record and "event" in record
+    event = record["event"] if wrapped else record  # (an event's own "event" is its inner one)
     mechanism = _mechanism_of_event(event, "event", said)
     return _imported(mechanism, said, f"dp-accounting event {name}", digest,
                      f"the event {event.get('class_name')} and everything inside it")
@@ -200,3 +205,41 @@ def _imported(mechanism: dict[str, Any], said: Assertions, source: str,
     lines = [f"Imported by privspec from {origin}.", f"Read from it: {read}.",
              f"{_asserted(said).capitalize()}."]
     return Imported(_spec(mechanism, said, description), lines)
+
+
+# -- Python API: the same from objects a training script holds -----------------------
+
+
+def _plain(value: Any) -> Any:
+    """A dp-accounting event (or its named tuple) as plain dicts and lists."""
+    if hasattr(value, "to_named_tuple"):
+        value = value.to_named_tuple()
+    if hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _validated(imported: Imported) -> Spec:
+    from privspec.spec.loader import spec_from_data
+
+    return spec_from_data(imported.data, "<imported>")
+
+
+def spec_from_dp_event(event: Any, *, unit: str, neighbouring: str, sampling: str,
+                       title: str = "Imported dp-accounting event") -> Spec:
+    """The spec of a dp-accounting ``DpEvent`` (or its named-tuple dict), with what the
+    event cannot prove stated by the caller (``privspec.from_dp_event``).  Its
+    description records the provenance, as ``privspec import dp-event`` does."""
+    said = Assertions(unit=unit, neighbouring=neighbouring, sampling=sampling, title=title)
+    return _validated(from_dp_event(_plain(event), None, "given in Python", said))
+
+
+def spec_from_opacus(history: Any, *, unit: str, neighbouring: str, sampling: str = "poisson",
+                     title: str = "Imported Opacus accountant history") -> Spec:
+    """The spec of Opacus's accountant history, ``accountant.history`` (a list of (noise
+    multiplier, sample rate, steps)) or its ``state_dict()`` (``privspec.from_opacus``)."""
+    said = Assertions(unit=unit, neighbouring=neighbouring, sampling=sampling, title=title)
+    record = history if isinstance(history, dict) else {"history": _plain(list(history))}
+    return _validated(from_opacus(record, None, "given in Python", said))
