@@ -445,7 +445,7 @@ def _render_targets(formats: list[str], variant: str | None) -> list[tuple[str, 
                 raise RenderError(f"unknown format {name!r}; choose from {', '.join(FORMATS)}"
                                   " (a variant after ':', e.g. latex:standalone)")
             chosen = own or variant
-            if name == "json" and chosen and not own:
+            if name in ("json", "registry") and chosen and not own:
                 chosen = None  # --variant applies to the formats that have it
             if (name, chosen) not in targets:
                 targets.append((name, chosen))
@@ -512,9 +512,10 @@ _RenderSpecs = Annotated[list[str], typer.Argument(
     metavar="SPEC", help="Spec files (*.privspec.yaml) to render.", show_default=False)]
 _RenderFormats = Annotated[list[str] | None, typer.Option(
     "--format", "-f", metavar="FORMAT[:VARIANT]",
-    help="markdown, latex, html or json, optionally with a variant (markdown:model-card, "
-    "latex:standalone); repeat it or separate with commas for several. Default: the "
-    "spec's report.formats.", show_default=False)]
+    help="markdown, latex, html, json or registry (a draft OpenDP Deployments Registry "
+    "record), optionally with a variant (markdown:model-card, latex:standalone); repeat it "
+    "or separate with commas for several. Default: the spec's report.formats.",
+    show_default=False)]
 _RenderVariant = Annotated[str | None, typer.Option(
     "--variant", help="Variant for the formats given without one: markdown: report "
     "(default) or model-card; latex: fragment (default: fragment and macros files) or "

@@ -21,7 +21,9 @@ Formats and variants (``variant=None`` is the first one listed):
 * ``html``: ``report``, one self-contained page (inline CSS and SVG figure, no
   scripts, nothing fetched from the network);
 * ``json``: ``report``, exactly ``Report.model_dump_json(indent=2)`` plus a
-  newline.
+  newline;
+* ``registry``: ``report``, a draft record for the OpenDP Deployments Registry
+  (:mod:`privspec.report.registry`).
 
 Figures (:mod:`privspec.report.figures`): LaTeX draws the trade-off curve natively with
 pgfplots from the report's curve values; HTML inlines the SVG figure when
@@ -54,16 +56,18 @@ from privspec.report.escaping import escape_latex
 from privspec.report.filters import NUMBER_FILTERS, filters
 from privspec.report.model import Caveat, Report, RiskRow
 
-Format = Literal["markdown", "latex", "html", "json"]
-FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json")
+Format = Literal["markdown", "latex", "html", "json", "registry"]
+FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json", "registry")
 #: Built-in variants of each format; the first is the default.
 VARIANTS: dict[str, tuple[str, ...]] = {
     "markdown": ("report", "model-card"),
     "latex": ("fragment", "standalone"),
     "html": ("report",),
     "json": ("report",),
+    "registry": ("report",),
 }
-_EXTENSIONS = {"markdown": ".md", "latex": ".tex", "html": ".html", "json": ".json"}
+_EXTENSIONS = {"markdown": ".md", "latex": ".tex", "html": ".html", "json": ".json",
+               "registry": ".registry.yaml"}
 _STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex",
                                         "html": "unicode"}
 #: What follows a report's file stem in its figure files' names (``.svg`` and ``.png``).
@@ -370,9 +374,13 @@ def render_documents(
     if fmt not in FORMATS:
         raise RenderError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     chosen = variant or VARIANTS[fmt][0]
-    if fmt == "json":
+    if fmt in ("json", "registry"):
         if chosen != "report":
-            raise RenderError("the json format has no variants")
+            raise RenderError(f"the {fmt} format has no variants")
+        if fmt == "registry":
+            from privspec.report.registry import render_registry
+
+            return [Document("report", _EXTENSIONS[fmt], render_registry(report))]
         return [Document("report", ".json", report.model_dump_json(indent=2) + "\n")]
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", chosen):
         raise RenderError(f"a variant name is lower-case letters, digits and '-', got {chosen!r}")

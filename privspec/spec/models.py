@@ -141,7 +141,7 @@ def event_of(node: _Node) -> Event:
 
 DEFAULT_DELTAS = (1e-5, 1e-6, 1e-9)
 DEFAULT_ALPHAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1)
-OutputFormat = Literal["markdown", "latex", "html", "json"]
+OutputFormat = Literal["markdown", "latex", "html", "json", "registry"]
 
 
 class ReportOptions(_Strict):

@@ -1,0 +1,146 @@
+"""A report as a draft record for the OpenDP Deployments Registry.
+
+The registry (https://registry.opendp.org) describes a deployment in YAML: basic facts
+(curator, intended use, publication date), the DP variant, the privacy unit and
+parameters, the deployment model, accounting and implementation.  privspec fills in
+what the spec and its report establish and marks the rest for the author to fill in;
+the record is valid against the registry's schema as written, with status ``Draft``.
+
+μ-GDP is not one of the registry's named variants: it goes under ``Custom`` with μ, the
+regret and the trade-off table's meaning in ``privacy_parameters_details``, beside the
+(ε, δ) pair the report states at its first δ (Gomez et al. 2025 recommend exactly
+this: μ first, (ε, δ) for comparison).  Numbers are rounded as the other formats round
+them: ε and μ up, to the digits the report prints.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+import yaml
+
+from privspec.report.formatting import decimal_from_float, round_significant
+from privspec.report.model import Report
+
+#: What privspec cannot know: the author fills these in (the schema requires them).
+FILL_IN = "FILL IN"
+_MODELS = {"central": "Central", "local": "Local", "shuffle": "Shuffle",
+           "federated": "Federated"}
+_RELATIONS = {
+    "add-or-remove": "Adjacent datasets differ by adding or removing the data of one "
+                     "privacy unit (add-or-remove neighbouring).",
+    "replace-one": "Adjacent datasets have the same size and differ in the data of one "
+                   "privacy unit, replaced by other data (replace-one neighbouring).",
+}
+
+
+def _up(value: float) -> float:
+    """``value`` rounded up to the three significant digits reports print."""
+    return float(round_significant(decimal_from_float(value), "up"))
+
+
+def _slug(title: str) -> str:
+    plain = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "_", plain.lower()).strip("_") or "privspec_report"
+
+
+def _gdp_details(report: Report) -> str:
+    """μ, its fit and the (ε, δ) pairs, in words, citing where each comes from."""
+    gdp = report.gdp
+    epsilons = "; ".join(f"ε = {_up(row.epsilon):g} at δ = {row.delta:g}"
+                         for row in report.epsilons if row.epsilon is not None)
+    if report.pure_epsilon is not None:
+        first = (f"Pure ε-DP with ε = {_up(report.pure_epsilon):g} (the parameter above). "
+                 f"(ε, δ) at the report's δ's: {epsilons}.")
+    else:
+        first = (f"The (ε, δ) above is one point of the guarantee; at the report's δ's: "
+                 f"{epsilons}.")
+    if gdp.mu is None:
+        return f"{first} No finite μ-GDP guarantee: {gdp.no_finite_mu_reason}"
+    fit = ("μ alone describes the mechanism well (Tier I, regret at most "
+           f"{gdp.regret_threshold:g})" if gdp.tier == 1 else
+           "μ alone does not describe the mechanism well (Tier II): the report's "
+           "trade-off table gives the exact curve")
+    regret = "" if gdp.regret is None else f", regret {_up(gdp.regret):g}"
+    bound = " (a closed-form bound)" if gdp.bound else ""
+    return (f"Gaussian differential privacy (Dong, Roth & Su 2022): μ-GDP with μ = "
+            f"{_up(gdp.mu):g}{bound}{regret}; {fit}. {first} Reported as Gomez et al. "
+            f"(2025) recommend: μ with its regret, (ε, δ) for comparison.")
+
+
+def registry_record(report: Report) -> dict[str, Any]:
+    """The registry record of ``report``, as YAML data (see the module docstring)."""
+    scope = report.scope
+    first = next((row for row in report.epsilons if row.epsilon is not None), None)
+    parameters: dict[str, Any] = {}
+    if report.pure_epsilon is not None:
+        parameters = {"epsilon": _up(report.pure_epsilon)}
+    elif first is not None and first.epsilon is not None:
+        parameters = {"epsilon": _up(first.epsilon), "delta": first.delta}
+    # Pure ε is a named variant; μ-GDP (and (ε, δ) as one point of it) is "Custom";
+    # without a finite μ what remains is (ε, δ).
+    variant = ("Pure DP" if report.pure_epsilon is not None else
+               "Custom" if report.gdp.mu is not None else "Approximate DP")
+    dp_variant: dict[str, Any] = {"variant_name": variant}
+    if scope is not None and scope.unprotected:
+        dp_variant["unprotected_quantities"] = "; ".join(scope.unprotected)
+    model: dict[str, Any] = {}
+    if scope is not None and scope.trust_model:
+        model["model_name"] = _MODELS[scope.trust_model]
+    if scope is not None and scope.releases:
+        model["release_type"] = "One release" if scope.releases == "one" else "Many releases"
+    implementation: dict[str, Any] = {"mechanisms": report.mechanism.summary}
+    if scope is not None and scope.code:
+        implementation["mechanisms"] += f" Code: {scope.code}"
+    if scope is not None and scope.covers:
+        implementation["preprocessing_and_hyperparameter_tuning"] = (
+            "The guarantee accounts for these data accesses: " + ", ".join(scope.covers)
+            + "; any other access to the data is not covered.")
+    versions = ", ".join(f"{name} {version}" for name, version
+                         in sorted(report.accounting.versions.items()))
+    deployment: dict[str, Any] = {
+        "basic": {
+            "name": report.title,
+            "data_curators": [FILL_IN],
+            "intended_use": FILL_IN,
+            "data_product_type": ("Machine learning model"
+                                  if report.mechanism.noun in ("training run", "pipeline")
+                                  else "Summary statistics"),
+            "data_product_region": FILL_IN,
+            "description": report.description or report.mechanism.summary,
+            "publication_date": "1900-01-01",
+        },
+        "dp_variant": dp_variant,
+        "privacy_loss": {
+            "privacy_unit": report.unit,
+            "privacy_unit_details": _RELATIONS[report.neighbouring],
+            "privacy_parameters": parameters,
+            "privacy_parameters_details": _gdp_details(report),
+        },
+        **({"deployment_model": model} if model else {}),
+        "accounting": {"composition": (
+            "Every release is composed through its privacy-loss distribution (tight "
+            f"numerical accounting, not basic composition): {report.accounting.method}; "
+            f"numerical floor τ = {report.accounting.floor:g}.")},
+        "implementation": implementation,
+        "administrative": {
+            "notes": (f"Generated by privspec ({versions}) from the spec with SHA-256 "
+                      f"{report.spec_sha256}."),
+            "registry_authors": [FILL_IN],
+        },
+    }
+    return {"url_slug": _slug(report.title), "status": "Draft", "tier": 2,
+            "deployment": deployment}
+
+
+def render_registry(report: Report) -> str:
+    """The registry record as YAML, with a header saying what to fill in."""
+    body = yaml.safe_dump(registry_record(report), sort_keys=False, allow_unicode=True,
+                          width=88)
+    header = (
+        "# A draft record for the OpenDP Deployments Registry, written by privspec from\n"
+        "# its report. Replace every 'FILL IN' and the publication date (1900-01-01),\n"
+        "# check data_product_type, then submit it as the registry describes.\n")
+    return header + body
