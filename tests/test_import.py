@@ -112,3 +112,66 @@ def test_the_python_api_builds_the_same_specs() -> None:
 
     with pytest.raises(RecordError):
         privspec.from_opacus([(1.1, 0.004, 100)], sampling="shuffled", **said)
+
+
+def _jax(tmp_path: Path, record: dict[str, object], sampling: str = "poisson"
+         ) -> tuple[int, Path]:
+    path = tmp_path / "dp_params.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    out = tmp_path / "jax.privspec.yaml"
+    out.unlink(missing_ok=True)
+    code = main(["import", "jax-privacy", str(path), *SAID, "--sampling", sampling,
+                 "-o", str(out)])
+    return code, out
+
+
+def test_jax_privacy_gradient_accumulation_makes_the_logical_batch(tmp_path: Path) -> None:
+    """8 devices × 64 examples × 8 accumulation steps: each update sees 4,096 examples."""
+    code, out = _jax(tmp_path, {"noise_multipliers": 3.0, "num_samples": 50_000,
+                                "per_device_batch_size": 64, "num_devices": 8,
+                                "gradient_accumulation_steps": 8, "num_updates": 875,
+                                "delta": 1e-5})
+    assert code == 0
+    block = load_spec(out).mechanism.block
+    assert (block.batch_size, block.dataset_size, block.steps) == (4096, 50_000, 875)
+    # q·N need not be a whole number of anything: the rate is 4,096 / 50,000 exactly
+    direct = {"privspec": 1, "title": "t", "unit": "u", "neighbouring": "add-or-remove",
+              "mechanism": {"dpsgd": {"noise_multiplier": 3.0, "sampling_rate": 4096 / 50_000,
+                                      "steps": 875}}}
+    assert privspec.evaluate(out).gdp.mu == pytest.approx(privspec.evaluate(direct).gdp.mu,
+                                                          rel=1e-12)
+    assert "gradient_accumulation_steps 8" in out.read_text(encoding="utf-8")
+
+
+def test_jax_privacy_schedules_become_stages(tmp_path: Path) -> None:
+    """Noise 1.2 then 0.9 from update 100; the batch doubles from update 150 and doubles
+    again from 250 (jax_privacy's scales multiply, as optax's piecewise schedule does)."""
+    code, out = _jax(tmp_path, {"noise_multipliers": [[0, 1.2], [100, 0.9]],
+                                "num_samples": 10_000, "batch_size": 250,
+                                "batch_size_scale_schedule": {"150": 2, "250": 2},
+                                "num_updates": 300})
+    assert code == 0
+    stages = load_spec(out).mechanism.block
+    assert [(s.mechanism.block.steps, s.mechanism.block.noise_multiplier,
+             s.mechanism.block.batch_size) for s in stages] == [
+        (100, 1.2, 250), (50, 0.9, 250), (100, 0.9, 500), (50, 0.9, 1000)]
+
+
+@pytest.mark.parametrize(("record", "says"), [
+    ({"noise_multipliers": 1.0, "num_samples": 100, "batch_size": 10, "num_updates": 5,
+      "truncated_batch_size": 12}, "truncated Poisson"),
+    ({"noise_multipliers": 1.0, "num_samples": 100, "batch_size": 10, "num_updates": 5,
+      "sampling_method": "FIXED_BATCH_SIZE"}, "disagree"),
+    ({"noise_multipliers": 1.0, "num_samples": 100, "batch_size": 200, "num_updates": 5},
+     "larger than num_samples"),
+    ({"noise_multipliers": [[5, 1.0]], "num_samples": 100, "batch_size": 10,
+      "num_updates": 5}, "from step 0"),
+    ({"noise_multipliers": 1.0, "num_samples": 100, "num_updates": "5"}, "num_updates"),
+])
+def test_jax_privacy_records_it_cannot_account_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], record: dict[str, object],
+        says: str) -> None:
+    code, out = _jax(tmp_path, record)
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

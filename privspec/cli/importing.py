@@ -22,7 +22,8 @@ class Sampling(StrEnum):
 
 app = typer.Typer(name="import", no_args_is_help=True, add_completion=False,
                   help="Write a spec from what a training run recorded: Opacus's accountant "
-                  "state, a dp-accounting event, or TF Privacy's statement inputs. The "
+                  "state, a dp-accounting event, jax_privacy's accounting parameters, or TF "
+                  "Privacy's statement inputs. The "
                   "record proves the numbers; the unit, the neighbouring relation and how "
                   "batches were drawn are yours to state (never guessed), and the spec "
                   "says which is which. JSON only: pickles and checkpoints are refused.")
@@ -69,9 +70,16 @@ def _run(source: str, path: str, unit: str, neighbouring: Relation, sampling: Sa
     import os
 
     from privspec.cli.app import _fail
-    from privspec.workflows.importing import RecordError, from_dp_event, from_opacus, read_record
+    from privspec.workflows.importing import (
+        RecordError,
+        from_dp_event,
+        from_jax_privacy,
+        from_opacus,
+        read_record,
+    )
 
-    build = {"opacus": from_opacus, "dp-event": from_dp_event}[source]
+    build = {"opacus": from_opacus, "dp-event": from_dp_event,
+             "jax-privacy": from_jax_privacy}[source]
     try:
         record, digest = read_record(path, source)
         said = _said(unit, neighbouring, sampling, title, f"Imported from {os.path.basename(path)}")
@@ -101,6 +109,19 @@ def dp_event(path: Annotated[str, typer.Argument(metavar="FILE.json", help="A dp
     """dp-accounting: the event's mechanism, class by class (never importing a module
     the file names)."""
     _run("dp-event", path, unit, neighbouring, sampling, title, output)
+
+
+@app.command("jax-privacy")
+def jax_privacy(path: Annotated[str, typer.Argument(
+        metavar="FILE.json", help="jax_privacy's DpParams fields and num_updates as JSON: "
+        "noise_multipliers, num_samples, batch_size (or per_device_batch_size, num_devices "
+        "and gradient_accumulation_steps), num_updates, optionally "
+        "batch_size_scale_schedule and sampling_method.")],
+                unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
+                output: Output = None) -> None:
+    """jax_privacy: each run of updates with one noise multiplier and one logical batch a
+    DP-SGD stage (gradient accumulation multiplies the batch)."""
+    _run("jax-privacy", path, unit, neighbouring, sampling, title, output)
 
 
 @app.command("tf-privacy")

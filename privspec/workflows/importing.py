@@ -1,5 +1,5 @@
 """Specs from what a training run recorded: Opacus's accountant history, a dp-accounting
-event, TF Privacy's statement inputs.
+event, jax_privacy's accounting parameters, TF Privacy's statement inputs.
 
 Records are untrusted files: JSON only, read with ``json`` (never unpickled, no module
 they name imported).  What a record cannot prove (the privacy unit, the neighbouring
@@ -31,6 +31,8 @@ _EXPORT_HINT = {
               "(its history is a list of [noise_multiplier, sample_rate, steps])",
     "dp-event": "Save the event as JSON: privspec reads the named-tuple form of "
                 "DpEvent.to_named_tuple(), as privspec export --dp-event writes it",
+    "jax-privacy": "Save the privacy fields as JSON: the DpParams fields (noise_multipliers, "
+                   "num_samples, batch_size, ...) and num_updates",
 }
 
 
@@ -184,6 +186,97 @@ def from_dp_event(record: Any, digest: str | None, name: str, said: Assertions
     mechanism = _mechanism_of_event(event, "event", said)
     return _imported(mechanism, said, f"dp-accounting event {name}", digest,
                      f"the event {event.get('class_name')} and everything inside it")
+
+
+def _schedule(value: Any, name: str, key: str, kind: type) -> list[tuple[int, Any]]:
+    """A constant or a list of [step, value] changes, as (step, value) sorted by step."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [(0, kind(value))]
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
+                       and isinstance(v[1], int | float) and not isinstance(v[1], bool)
+                       for v in value)):
+        raise RecordError(f"{name}: '{key}' must be a number or a list of [step, value]")
+    changes = sorted((int(step), kind(v)) for step, v in value)
+    if changes[0][0] != 0:
+        raise RecordError(f"{name}: '{key}' must say its value from step 0")
+    return changes
+
+
+def _segments(noise: list[tuple[int, float]], batches: list[tuple[int, int]],
+              updates: int) -> list[tuple[int, float, int]]:
+    """(steps, noise multiplier, batch size) of each run of steps where neither changes."""
+    starts = sorted({s for s, _ in noise + batches if s < updates})
+    out = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else updates
+        nm = [v for s, v in noise if s <= start][-1]
+        bs = [v for s, v in batches if s <= start][-1]
+        out.append((end - start, nm, bs))
+    return out
+
+
+def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
+    """jax_privacy's ``DpParams`` fields and ``num_updates`` (a training config's privacy
+    fields as JSON): the logical batch is ``batch_size``, or the product of
+    ``per_device_batch_size``, ``num_devices`` and ``gradient_accumulation_steps`` (each
+    update accumulates that many device batches); noise multipliers and batch-size
+    scales may change at given steps, each run of steps a DP-SGD stage."""
+    if not isinstance(record, dict):
+        raise RecordError(f"{name}: expected a JSON object of jax_privacy's DpParams fields")
+
+    def whole(key: str, default: int | None = None) -> int:
+        value = record.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise RecordError(f"{name}: '{key}' must be a positive whole number")
+        return value
+
+    for key, why in (("truncated_batch_size", "truncated Poisson sampling is not accounted "
+                      "yet (dp-accounting's TruncatedSubsampledGaussianDpEvent)"),
+                     ("cycle_length", "cyclic Poisson sampling (BandMF) is not accounted"),
+                     ("examples_per_user", "user-level accounting is not supported")):
+        if record.get(key) not in (None, 1):
+            raise RecordError(f"{name}: '{key}' = {record[key]!r}: {why}; privspec reports "
+                               "nothing rather than the wrong thing")
+    method = record.get("sampling_method", "POISSON")
+    expected = {"POISSON": "poisson", "FIXED_BATCH_SIZE": "fixed-size"}.get(str(method))
+    if expected is None or expected != said.sampling:
+        raise RecordError(f"{name}: sampling_method {method!r} and --sampling {said.sampling} "
+                           "disagree (POISSON is poisson, FIXED_BATCH_SIZE is fixed-size)")
+    examples, updates = whole("num_samples"), whole("num_updates")
+    if "batch_size" in record:
+        batch, how = whole("batch_size"), "batch_size"
+    else:
+        parts = [whole(k, 1) for k in ("per_device_batch_size", "num_devices",
+                                       "gradient_accumulation_steps")]
+        batch, how = parts[0] * parts[1] * parts[2], (
+            f"per_device_batch_size {parts[0]} × num_devices {parts[1]} × "
+            f"gradient_accumulation_steps {parts[2]}")
+    noise = _schedule(record.get("noise_multipliers"), name, "noise_multipliers", float)
+    scales = record.get("batch_size_scale_schedule") or {}
+    if not isinstance(scales, dict) or not all(
+            str(k).isdigit() and isinstance(v, int) and v >= 1 for k, v in scales.items()):
+        raise RecordError(f"{name}: 'batch_size_scale_schedule' must map steps to whole "
+                           "numbers")
+    # jax_privacy's schedule (optax's piecewise constant one): from step s on, the batch
+    # is batch_size times the product of the scales at s and before.
+    batches, size = [(0, batch)], batch
+    for step, scale in sorted((int(s), v) for s, v in scales.items()):
+        size *= scale
+        batches.append((step, size))
+    stages: list[dict[str, Any]] = []
+    for steps, nm, bs in _segments(noise, batches, updates):
+        if bs > examples:
+            raise RecordError(f"{name}: a batch of {bs:,} is larger than num_samples "
+                               f"{examples:,}")
+        stages.append({"name": f"updates with noise {nm:g} and batch {bs:,}", "mechanism": {
+            "dpsgd": {"noise_multiplier": nm, "batch_size": bs, "dataset_size": examples,
+                      "steps": steps, "sampling": said.sampling}}})
+    mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
+    read = (f"num_samples {examples:,}, num_updates {updates:,}, logical batch {batch:,} "
+            f"(from {how}), noise multipliers {record.get('noise_multipliers')!r}, "
+            f"sampling_method {method}")
+    return _imported(mechanism, said, f"jax_privacy parameters {name}", digest, read)
 
 
 def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
