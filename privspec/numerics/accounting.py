@@ -44,6 +44,7 @@ from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, 
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
     MAX_LOSS,
+    LossRangeError,
     check_discrete_support,
     discrete_gaussian_pld,
     discrete_loss_pld,
@@ -538,9 +539,14 @@ class _Lowering:
         if isinstance(event, ev.GaussianEvent):
             # dp-accounting's REPLACE pair moves a clipped sum by ±1 clipping norm.
             # Only Δ/σ matters: sensitivity 1 keeps σ² and Δ² within double range.
-            return gaussian_pld(event.sigma / event.sensitivity, sampling_prob=rate,
-                                discretization=h, replace_one=self.replace_one and event.clipped,
-                                log_tail_mass=self.log_tail_mass)
+            try:
+                return gaussian_pld(event.sigma / event.sensitivity, sampling_prob=rate,
+                                    discretization=h,
+                                    replace_one=self.replace_one and event.clipped,
+                                    log_tail_mass=self.log_tail_mass)
+            except LossRangeError as error:
+                _refuse_loss_above_range(error.loss)
+                raise
         if isinstance(event, ev.LaplaceEvent):
             _refuse_loss_above_range(event.sensitivity / event.scale)
             if rate == 1.0:

@@ -155,6 +155,15 @@ def _grid_range(bounds: Any, discretization: float) -> tuple[int, int]:
     return lower, max(lower, upper)
 
 
+class LossRangeError(ValueError):
+    """A release whose privacy loss reaches ``loss``, beyond ±``MAX_LOSS``, that only the
+    library could build (and could not: its grid would be astronomically long)."""
+
+    def __init__(self, loss: float) -> None:
+        super().__init__(f"privacy loss up to {loss:.4g}")
+        self.loss = loss
+
+
 #: Estimated seconds per grid point where dp-accounting builds a release itself.
 LIBRARY_SECONDS_PER_GRID_POINT = 2e-6
 
@@ -248,7 +257,11 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
             standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,
             adjacency_type=plm.AdjacencyType.REPLACE,
             log_mass_truncation_bound=log_tail_mass)
-        check_grid(*_grid_range(loss.connect_dots_bounds(), discretization), discretization,
+        # The library's grid is not cut at ±MAX_LOSS: its whole range is what it builds.
+        bounds = loss.connect_dots_bounds()
+        if max(bounds.epsilon_upper, -bounds.epsilon_lower) > MAX_LOSS:
+            raise LossRangeError(max(bounds.epsilon_upper, -bounds.epsilon_lower))
+        check_grid(*_grid_range(bounds, discretization), discretization,
                    seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
         return plds.from_gaussian_mechanism(
             standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,

@@ -308,9 +308,13 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     from privspec.spec.loader import spec_from_data
 
     as_poisson = spec_from_data(_with_poisson(model.model_dump(mode="json", exclude_unset=True)))
-    poisson = _within_budget(as_poisson, None, None).gdp.mu
+    poisson = _within_budget(as_poisson, None, None).gdp
+    # Only a numerical Poisson figure is what Poisson accounting would claim (a closed-form
+    # bound, which ignores sampling, is not).
+    claim = ({} if poisson.bound or poisson.mu is None or poisson.mu >= report.gdp.mu
+             else {"poisson": poisson.mu})
     return caveat("accounting/shuffled", upper=report.gdp.mu, lower=lower(floor), floor=floor,
-                  exact=lower(1e-300), poisson=math.inf if poisson is None else poisson)
+                  exact=lower(1e-300), **claim)
 
 
 def _with_poisson(data: Any) -> Any:
