@@ -45,17 +45,46 @@ ROUGH_TOLERANCE = 0.02
 ROUGH_FACTOR = 10.0
 
 
-def _coarser(model: Spec) -> Spec:
-    """``model`` with a discretization ``ROUGH_FACTOR`` times its own (or the one
-    privspec would choose), at most the coarsest allowed."""
+def _grid_step(model: Spec) -> float:
+    """The discretization ``render`` uses for ``model`` (its own, or the one privspec
+    would choose; before any coarsening for a budget)."""
     from privspec.numerics.accounting import chosen_discretization
 
     accounting = model.accounting
-    h = (accounting.discretization if "discretization" in accounting.model_fields_set
-         else min(accounting.discretization, chosen_discretization(model)))
-    coarse = min(0.1, ROUGH_FACTOR * h)
-    return model.model_copy(update={"accounting": accounting.model_copy(
+    return (accounting.discretization if "discretization" in accounting.model_fields_set
+            else min(accounting.discretization, chosen_discretization(model)))
+
+
+def _coarser(model: Spec, factor: float = ROUGH_FACTOR) -> Spec:
+    """``model`` with a discretization ``factor`` times ``_grid_step``, at most the
+    coarsest allowed."""
+    coarse = min(0.1, factor * _grid_step(model))
+    return model.model_copy(update={"accounting": model.accounting.model_copy(
         update={"discretization": coarse})})
+
+
+def _extrapolated(search: _Search, near: _Point, coarser: _Point, fine: float) -> float | int:
+    """Where the spec's own grid will likely put the answer, from the rough answer
+    ``near`` and the same value on a grid twice as coarse: connect-the-dots' excess over
+    the exact curve is second order in h (docs/math.md §2), so with e(h) ≈ e₀ + a·h² the
+    two give e at the fine h, and the slope learned gives the value where it reaches the
+    targets.  Only where to look first: the answer is still evaluated, and its neighbour."""
+    assert near.report is not None and coarser.report is not None
+    h1 = near.report.accounting.discretization
+    h2 = coarser.report.accounting.discretization
+    e1, e2 = near.excess, coarser.excess
+    if not (0 < e1 <= e2 < math.inf and h2 > h1 > fine and search.slope):
+        return near.value
+    at_fine = e1 - (e2 - e1) * (h1 * h1 - fine * fine) / (h2 * h2 - h1 * h1)
+    if at_fine <= 0:
+        return near.value
+    guess = search.grid(float(near.value) * math.exp(-math.log(at_fine) / search.slope))
+    # A finer grid only loosens less: never look on the more private side of ``near``,
+    # nor past what the field allows.
+    end = search.end(towards_privacy=False)
+    if search.more_private(end, guess):
+        return end
+    return near.value if search.more_private(guess, near.value) else guess
 
 class CalibrationError(PrivspecError):
     """A calibration that cannot be done: a bad path, or no value meets the targets (the
@@ -393,15 +422,16 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
     except KnobError as error:
         raise CalibrationError(str(error)) from None
 
-    def evaluator(coarse: bool) -> Callable[[float | int], _Point]:
+    def evaluator(coarse: float = 1.0) -> Callable[[float | int], _Point]:
+        """Evaluations at ``coarse`` times the spec's own discretization."""
         def evaluate_at(value: float | int) -> _Point:
             try:
                 model = with_target_figures(spec_from_data(with_value(data, knob.path, value)),
                                             parsed)
             except SpecError:
                 return _Point(value, None, math.inf)  # the spec does not allow it
-            if coarse:
-                model = _coarser(model)
+            if coarse > 1:
+                model = _coarser(model, coarse)
             try:
                 report = evaluate(model, memory_budget=memory_budget, time_budget=time_budget)
             except EvaluationError:  # refused there: no figure, so no claim
@@ -418,13 +448,22 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
         start = _on_grid(knob.value, knob, up=knob.direction != 1)
     # First on a coarser grid (pessimistic, several times cheaper) to about 2 %, then
     # on the spec's own from there: only the spec's own pipeline gives the answer.
-    rough = _Search(knob, start, evaluator(coarse=True), parsed)
-    search = _Search(knob, start, evaluator(coarse=False), parsed)
+    rough = _Search(knob, start, evaluator(ROUGH_FACTOR), parsed)
+    search = _Search(knob, start, evaluator(), parsed)
+    extrapolations = 0  # evaluations on the grid twice as coarse as the rough one
     try:
         first = rough.at(start)
         if first.report is not None and first.report.accounting.tail_mass_truncation > 0:
             near, _ = _run(rough, tolerance=ROUGH_TOLERANCE)
-            search = _Search(knob, near.value, evaluator(coarse=False), parsed)
+            coarser = evaluator(2 * ROUGH_FACTOR)(near.value)
+            extrapolations = 1
+            guess = near.value
+            if coarser.report is not None:
+                fine = _grid_step(spec_from_data(with_value(data, knob.path, near.value)))
+                guess = _extrapolated(rough, near, coarser, fine)
+            search = _Search(knob, guess, evaluator(), parsed)
+            if guess != near.value and search.at(guess).report is None:
+                search = _Search(knob, near.value, evaluator(), parsed)  # not allowed there
             search.slope = rough.slope
     except CalibrationError:
         pass  # the coarse grid may miss what the spec's own meets
@@ -437,5 +476,5 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
         knob=knob, value=best.value, report=best.report, spec=spec_from_data(final),
         data=final, targets=parsed, binding=binding, evaluations=len(search.points),
         neighbour=None if neighbour is None else neighbour.value, limited_by_domain=at_end,
-        rough_evaluations=len(rough.points),
+        rough_evaluations=len(rough.points) + extrapolations,
         figures={str(t): t.measure(best.report) for t in parsed})
