@@ -175,3 +175,24 @@ def test_jax_privacy_records_it_cannot_account_are_refused(
     err = capsys.readouterr().err
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("record", "says"), [
+    # a missing factor of the logical batch is never taken as 1 (a smaller rate)
+    ({"noise_multipliers": 1.0, "num_samples": 1000, "per_device_batch_size": 8,
+      "gradient_accumulation_steps": 4, "num_updates": 5}, "num_devices"),
+    ({"noise_multipliers": [[0, 2.0], [0, 1.0]], "num_samples": 100, "batch_size": 10,
+      "num_updates": 5}, "two values for one step"),
+    ({"noise_multipliers": 1.0, "num_samples": 100, "batch_size": 10, "num_updates": 5,
+      "truncated_batch_size": 1}, "truncated Poisson"),
+    ({"noise_multipliers": 1.0, "num_samples": 100, "batch_size": 10, "num_updates": 5,
+      "is_finite_guarantee": False}, "is_finite_guarantee"),
+    ({"noise_multipliers": 1.0, "batch_size": 10, "num_updates": 5}, "num_samples"),
+])
+def test_jax_privacy_records_that_would_be_optimistic_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], record: dict[str, object],
+        says: str) -> None:
+    code, out = _jax(tmp_path, record)
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()

@@ -124,3 +124,20 @@ def test_the_scope_block_fills_the_deployment_model(tmp_path: Path) -> None:
     assert "hyper-parameter tuning" in \
         deployment["implementation"]["preprocessing_and_hyperparameter_tuning"]
     assert "https://example.org/train.py" in deployment["implementation"]["mechanisms"]
+
+
+def test_a_closed_form_bound_is_not_described_as_a_fit_and_caveats_travel() -> None:
+    stages = [{"mechanism": {"dpsgd": {"noise_multiplier": 1 + i / 1000, "sampling_rate": 0.01,
+                                       "steps": 10}}} for i in range(1000)]
+    report = privspec.evaluate({"privspec": 1, "title": "t", "unit": "one example",
+                                "neighbouring": "add-or-remove",
+                                "accounting": {"time_budget": 1},
+                                "mechanism": {"compose": stages}})
+    assert report.gdp.bound
+    record = yaml.safe_load(render(report, "registry"))
+    jsonschema.validate(record, SCHEMA, format_checker=jsonschema.FormatChecker())
+    details = record["deployment"]["privacy_loss"]["privacy_parameters_details"]
+    assert "closed-form bound" in details and "Tier" not in details and "regret" not in details
+    assert "Caveat: The numerical accounting would take longer" in \
+        record["deployment"]["administrative"]["notes"]
+    assert "closed-form bound" in record["deployment"]["accounting"]["composition"]

@@ -55,10 +55,13 @@ class _Tally:
 
     def over_time(self, seconds: float) -> float | None:
         """The factor by which this attempt's work, ``seconds`` more included, exceeds
-        the time left to it; None when it fits."""
+        the time a next attempt would have left (this one's work done counts); None when
+        it fits."""
         if self.spent + seconds <= time_budget():
             return None
-        left = max(time_budget() - self.before, 1e-9)
+        left = time_budget() - self.spent
+        if left <= 0.01 * time_budget():
+            return math.inf  # nothing left for another attempt
         return (self.spent - self.before + seconds) / left
 
 

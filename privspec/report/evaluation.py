@@ -308,11 +308,18 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     from privspec.spec.loader import spec_from_data
 
     as_poisson = spec_from_data(_with_poisson(model.model_dump(mode="json", exclude_unset=True)))
-    poisson = _within_budget(as_poisson, None, None).gdp
+    try:  # a computation of its own, with budgets of its own
+        with cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30,
+                         model.accounting.time_budget):
+            poisson = _within_budget(as_poisson, None, None).gdp
+    except InternalError:
+        raise
+    except EvaluationError:  # no Poisson figure at all: nothing to compare with
+        poisson = None
     # Only a numerical Poisson figure is what Poisson accounting would claim (a closed-form
     # bound, which ignores sampling, is not).
-    claim = ({} if poisson.bound or poisson.mu is None or poisson.mu >= report.gdp.mu
-             else {"poisson": poisson.mu})
+    claim = ({} if poisson is None or poisson.bound or poisson.mu is None
+             or poisson.mu >= report.gdp.mu else {"poisson": poisson.mu})
     return caveat("accounting/shuffled", upper=report.gdp.mu, lower=lower(floor), floor=floor,
                   exact=lower(1e-300), **claim)
 

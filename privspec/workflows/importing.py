@@ -198,6 +198,9 @@ def _schedule(value: Any, name: str, key: str, kind: type) -> list[tuple[int, An
                        for v in value)):
         raise RecordError(f"{name}: '{key}' must be a number or a list of [step, value]")
     changes = sorted((int(step), kind(v)) for step, v in value)
+    steps = [step for step, _ in changes]
+    if len(set(steps)) != len(steps):
+        raise RecordError(f"{name}: '{key}' gives two values for one step")
     if changes[0][0] != 0:
         raise RecordError(f"{name}: '{key}' must say its value from step 0")
     return changes
@@ -224,18 +227,26 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
     scales may change at given steps, each run of steps a DP-SGD stage."""
     if not isinstance(record, dict):
         raise RecordError(f"{name}: expected a JSON object of jax_privacy's DpParams fields")
+    per_device = ("per_device_batch_size", "num_devices", "gradient_accumulation_steps")
 
-    def whole(key: str, default: int | None = None) -> int:
-        value = record.get(key, default)
+    def whole(key: str) -> int:
+        value = record.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise RecordError(f"{name}: '{key}' must be a positive whole number")
+            raise RecordError(f"{name}: '{key}' must be a positive whole number (give "
+                               "batch_size, or per_device_batch_size, num_devices and "
+                               "gradient_accumulation_steps)" if key in per_device
+                               else f"{name}: '{key}' must be a positive whole number")
         return value
 
-    for key, why in (("truncated_batch_size", "truncated Poisson sampling is not accounted "
-                      "yet (dp-accounting's TruncatedSubsampledGaussianDpEvent)"),
-                     ("cycle_length", "cyclic Poisson sampling (BandMF) is not accounted"),
-                     ("examples_per_user", "user-level accounting is not supported")):
-        if record.get(key) not in (None, 1):
+    if record.get("is_finite_guarantee") is False:
+        raise RecordError(f"{name}: 'is_finite_guarantee' is false (jax_privacy reports "
+                           "ε = ∞ for this run, e.g. unclipped gradients): no spec can say more")
+    for key, neutral, why in (
+            ("truncated_batch_size", (None,), "truncated Poisson sampling is not accounted "
+             "yet (dp-accounting's TruncatedSubsampledGaussianDpEvent)"),
+            ("cycle_length", (None, 1), "cyclic Poisson sampling (BandMF) is not accounted"),
+            ("examples_per_user", (None, 1), "user-level accounting is not supported")):
+        if record.get(key) not in neutral:
             raise RecordError(f"{name}: '{key}' = {record[key]!r}: {why}; privspec reports "
                                "nothing rather than the wrong thing")
     method = record.get("sampling_method", "POISSON")
@@ -246,9 +257,8 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
     examples, updates = whole("num_samples"), whole("num_updates")
     if "batch_size" in record:
         batch, how = whole("batch_size"), "batch_size"
-    else:
-        parts = [whole(k, 1) for k in ("per_device_batch_size", "num_devices",
-                                       "gradient_accumulation_steps")]
+    else:  # all three, never a default: a missing factor would shrink the batch
+        parts = [whole(k) for k in per_device]
         batch, how = parts[0] * parts[1] * parts[2], (
             f"per_device_batch_size {parts[0]} × num_devices {parts[1]} × "
             f"gradient_accumulation_steps {parts[2]}")
