@@ -140,8 +140,10 @@ def registry_record(report: Report) -> dict[str, Any]:
 
 def render_registry(report: Report) -> str:
     """The registry record as YAML, with a header saying what to fill in."""
+    # One line per value (no folding): a record's text must not depend on where the
+    # versions it names happen to wrap.
     body = yaml.safe_dump(registry_record(report), sort_keys=False, allow_unicode=True,
-                          width=88)
+                          width=2**31 - 1)
     header = (
         "# A draft record for the OpenDP Deployments Registry, written by privspec from\n"
         "# its report. Replace every 'FILL IN' and the publication date (1900-01-01),\n"
