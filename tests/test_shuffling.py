@@ -49,13 +49,59 @@ def test_the_lower_bound_is_what_its_attack_achieves() -> None:
     assert lower <= needed and needed <= lower * 1.01
 
 
-@pytest.mark.parametrize(("sampling", "says"), [
-    ("truncated-poisson", "zero-out neighbouring relation"),
-    ("balls-in-bins", "Monte-Carlo estimates are not bounds"),
+def test_balls_in_bins_has_no_sound_accountant_and_is_refused() -> None:
+    with pytest.raises(SpecError, match="Monte-Carlo estimates are not bounds"):
+        privspec.evaluate(_spec("balls-in-bins"))
+
+
+def test_zero_out_is_accounted_as_add_or_remove_and_said_in_the_report() -> None:
+    poisson = {"noise_multiplier": 1.0, "batch_size": 500, "dataset_size": 50_000,
+               "steps": 1000, "sampling": "poisson"}
+    spec = {"privspec": 1, "title": "t", "unit": "one example", "neighbouring": "zero-out",
+            "mechanism": {"dpsgd": poisson}}
+    zero_out = privspec.evaluate(spec)
+    assert zero_out.gdp == privspec.evaluate({**spec, "neighbouring": "add-or-remove"}).gdp
+    from privspec.report.render import render
+
+    assert "zero-out neighbouring datasets: the record replaced by a null one" in render(
+        zero_out, "markdown")
+
+
+@pytest.mark.parametrize("cap", [620, 700])
+def test_truncated_poisson_matches_dp_accounting_on_the_safe_side(cap: int) -> None:
+    """Batches of 500 expected from 50,000, cut at 620 (truncated with probability 10⁻⁷:
+    dp-accounting's mixture) or 700 (10⁻¹⁷: taken as an infinite loss with that
+    probability, within the floor); ε(10⁻⁵) at or above dp-accounting's own, within 0.1 %."""
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.pld import privacy_loss_distribution as plds
+
+    block = {"noise_multiplier": 1.0, "batch_size": 500, "dataset_size": 50_000, "steps": 1000,
+             "sampling": "truncated-poisson", "truncated_batch_size": cap}
+    spec = {"privspec": 1, "title": "t", "unit": "one example", "neighbouring": "zero-out",
+            "mechanism": {"dpsgd": block}}
+    ours = privspec.evaluate(spec)
+    accountant = pld_privacy_accountant.PLDAccountant(plds.NeighborRel.REPLACE_SPECIAL, 1e-4)
+    accountant.compose(dp_accounting.TruncatedSubsampledGaussianDpEvent(50_000, 0.01, cap, 1.0),
+                       1000)
+    theirs = accountant.get_epsilon(1e-5)
+    assert ours.epsilons[0].epsilon is not None
+    assert theirs * (1 - 1e-9) <= ours.epsilons[0].epsilon <= theirs * 1.001
+    assert "cut to at most" in ours.mechanism.summary
+    poisson = privspec.evaluate({**spec, "mechanism": {"dpsgd": {
+        **block, "sampling": "poisson", "truncated_batch_size": None}}})
+    assert poisson.gdp.mu is not None and ours.gdp.mu is not None
+    assert ours.gdp.mu >= poisson.gdp.mu  # truncation never helps
+
+
+@pytest.mark.parametrize(("relation", "fields", "says"), [
+    ("add-or-remove", {"truncated_batch_size": 600}, "zero-out"),
+    ("zero-out", {}, "needs truncated_batch_size"),
 ])
-def test_schemes_without_a_sound_accountant_are_refused(sampling: str, says: str) -> None:
+def test_truncated_poisson_needs_zero_out_and_its_cap(relation: str, fields: dict[str, object],
+                                                      says: str) -> None:
     with pytest.raises(SpecError, match=says):
-        privspec.evaluate(_spec(sampling))
+        privspec.evaluate(_spec("truncated-poisson", relation, **fields))
 
 
 def test_fixed_size_needs_replace_one_and_sizes() -> None:

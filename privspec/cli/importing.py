@@ -12,6 +12,7 @@ import typer
 class Relation(StrEnum):
     add_or_remove = "add-or-remove"
     replace_one = "replace-one"
+    zero_out = "zero-out"
 
 
 class Sampling(StrEnum):
@@ -31,7 +32,7 @@ app = typer.Typer(name="import", no_args_is_help=True, add_completion=False,
 Unit = Annotated[str, typer.Option("--unit", help="What one record is, e.g. 'one training "
                                    "example' or 'one user's data'.", show_default=False)]
 Neighbouring = Annotated[Relation, typer.Option(
-    "--neighbouring", help="add-or-remove or replace-one.", show_default=False)]
+    "--neighbouring", help="add-or-remove, replace-one or zero-out.", show_default=False)]
 Sampled = Annotated[Sampling, typer.Option(
     "--sampling", help="How batches were drawn: poisson, fixed-size or shuffled.",
     show_default=False)]

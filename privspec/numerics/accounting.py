@@ -50,6 +50,7 @@ from privspec.numerics.portable_pld import (
     discrete_loss_pld,
     gaussian_pld,
     laplace_pld,
+    truncated_poisson_pld,
 )
 from privspec.spec import events as ev
 from privspec.spec import models as s
@@ -107,10 +108,24 @@ def _lowering(spec: s.Spec) -> _Lowering:
     in the spec each event is written (for located refusals)."""
     lowering = _Lowering(spec.neighbouring, spec.accounting.discretization,
                          tail_mass_truncation(spec))
+    # Truncations together may add at most a tenth of the floor to the mass at +∞.
+    lowering.negligible_truncation = spec.accounting.floor / (
+        10 * max(1, _truncated_runs(s.event_of(spec.mechanism))))
     for path, kind, block in s.walk(spec.mechanism):
         event = KINDS[kind].event(block, s.event_of)
         lowering.paths.setdefault(event, ("mechanism", *path, kind))
     return lowering
+
+
+def _truncated_runs(event: ev.Event) -> int:
+    """How many truncated-Poisson steps ``event`` runs in all."""
+    if isinstance(event, ev.ComposedEvent):
+        return sum(repeat * _truncated_runs(stage) for stage, repeat in event.stages)
+    if isinstance(event, ev.RepeatedEvent):
+        return event.count * _truncated_runs(event.event)
+    if isinstance(event, ev.SampledEvent):
+        return _truncated_runs(event.event)
+    return 1 if isinstance(event, ev.TruncatedPoissonEvent) else 0
 
 
 def _largest_loss(pmfs: tuple[LossPMF, ...]) -> float:
@@ -202,6 +217,8 @@ def _spreads(event: ev.Event, replace_one: bool, times: int = 1) -> list[tuple[f
                 for pair in _spreads(stage, replace_one, times * repeat)]
     if isinstance(event, ev.RepeatedEvent):
         return _spreads(event.event, replace_one, times * event.count)
+    if isinstance(event, ev.TruncatedPoissonEvent):  # about a Poisson-sampled step's
+        return [(event.rate * math.sqrt(math.expm1(min(event.sigma**-2, MAX_LOSS))), times)]
     if isinstance(event, ev.SampledEvent):
         rate = accountable_rate(event.rate)
         inner = _spreads(event.event, replace_one, times)
@@ -395,6 +412,9 @@ class _Lowering:
         # millionth of the composition's budget, so that even a million releases stay
         # within it (dp-accounting's e⁻⁵⁰ where that is smaller).
         self.log_tail_mass = min(LOG_TAIL_MASS, math.log(truncation) - math.log(1e6))
+        #: A truncated-Poisson step's truncation below this probability is taken as an
+        #: infinite loss (``portable_pld.truncated_poisson_pld``).
+        self.negligible_truncation = 0.0
         self._lowered: dict[ev.Event, _Lowered] = {}  # equal events are lowered once
         self.built = 0  # distinct releases built so far
         #: The spec path of each event written in the spec: refusals name it.
@@ -476,6 +496,15 @@ class _Lowering:
         if isinstance(event, ev.GaussianEvent):
             return _Lowered(gaussian_mu_squared=_within_gaussian_range(
                 gaussian_mu_squared(event, self.replace_one)))
+        if isinstance(event, ev.TruncatedPoissonEvent):
+            try:
+                return self._release(truncated_poisson_pld(
+                    event.sigma, event.rate, event.dataset_size, event.truncated_batch,
+                    discretization=self.h, log_tail_mass=self.log_tail_mass,
+                    negligible=self.negligible_truncation))
+            except LossRangeError as error:
+                _refuse_loss_above_range(error.loss)
+                raise
         return self._release(self._single(event))
 
     # -- single releases ---------------------------------------------------

@@ -92,6 +92,9 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
         return bound_of(event.event, replace_one)
     if isinstance(event, ev.GaussianEvent):
         return Bound(gaussian_mu_squared(event, replace_one), math.inf)
+    if isinstance(event, ev.TruncatedPoissonEvent):
+        # Truncation may swap another record into the batch: sensitivity 2 clipping norms.
+        return Bound(gaussian_mu_squared(ev.GaussianEvent(event.sigma, 2.0), False), math.inf)
     if isinstance(event, ev.PureDPEvent):
         return _pure(event.epsilon)
     if isinstance(event, ev.ApproximateDPEvent):

@@ -281,6 +281,49 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
     return plds.PrivacyLossDistribution(remove, direction(plm.AdjacencyType.ADD))
 
 
+def truncated_poisson_pld(noise_multiplier: float, rate: float, dataset_size: int,
+                          truncated_batch: int, *, discretization: float,
+                          log_tail_mass: float = LOG_TAIL_MASS, negligible: float = 0.0) -> Any:
+    """``from_truncated_subsampled_gaussian_mechanism(...)`` under zero-out neighbours
+    (dp-accounting's ``REPLACE_SPECIAL``): a mixture of the Poisson-sampled Gaussian and,
+    when the batch is truncated, a sensitivity-2 one (McKenna et al. 2025).  Built by the
+    library; both grids are checked against the budgets first.  When truncation is so
+    unlikely (at most ``negligible``) that its part cannot show, it is replaced
+    by an infinite privacy loss with its probability (pessimistic: any outcome may then
+    reveal the record), beside the Poisson-sampled Gaussian: the library's mixture would
+    spread that negligible part over a grid many times wider."""
+    from scipy import stats
+
+    truncation = float(stats.binom.sf(truncated_batch - 1, dataset_size - 1, rate))
+    if truncation <= negligible:
+        sampled = gaussian_pld(noise_multiplier, sampling_prob=rate,
+                               discretization=discretization, log_tail_mass=log_tail_mass)
+        if truncation == 0.0:
+            return sampled
+        directions = [sampled._pmf_remove, sampled._pmf_add]  # (the library's own fields)
+        mixed = [pld_pmf.DensePLDPmf(discretization, pmf._lower_loss,
+                                     pmf._probs * (1.0 - truncation),
+                                     pmf._infinity_mass * (1.0 - truncation) + truncation,
+                                     True) for pmf in directions]
+        return plds.PrivacyLossDistribution(*mixed)
+    for sigma, adjacencies, prob in (
+            (noise_multiplier, (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD), rate),
+            (noise_multiplier / 2, (plm.AdjacencyType.REPLACE,), 1.0)):
+        for adjacency in adjacencies:
+            loss = plm.GaussianPrivacyLoss(sigma, sampling_prob=prob, adjacency_type=adjacency,
+                                           log_mass_truncation_bound=log_tail_mass)
+            bounds = loss.connect_dots_bounds()
+            if max(bounds.epsilon_upper, -bounds.epsilon_lower) > MAX_LOSS:
+                raise LossRangeError(max(bounds.epsilon_upper, -bounds.epsilon_lower))
+            check_grid(*_grid_range(bounds, discretization), discretization,
+                       seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+    return plds.from_truncated_subsampled_gaussian_mechanism(
+        dataset_size=dataset_size, sampling_probability=rate,
+        truncated_batch_size=truncated_batch, noise_multiplier=noise_multiplier,
+        value_discretization_interval=discretization, log_mass_truncation_bound=log_tail_mass,
+        neighboring_relation=plds.NeighborRel.REPLACE_SPECIAL)
+
+
 class _PortableDiscreteGaussianLoss(plm.DiscreteGaussianPrivacyLoss):  # type: ignore[misc]
     """dp-accounting's discrete Gaussian privacy loss (no subsampling), its noise PMF and
     CDF tables and the exponential in δ(ε) computed in long double.

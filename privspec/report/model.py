@@ -196,7 +196,7 @@ class Report(_Frozen):
     title: str
     description: str | None
     unit: str = Field(description="What one record is.")
-    neighbouring: Literal["add-or-remove", "replace-one"]
+    neighbouring: Literal["add-or-remove", "replace-one", "zero-out"]
     mechanism: MechanismSummary
     scope: ReportScope | None = Field(
         None, description="What the guarantee covers, when the spec says (its scope:).")

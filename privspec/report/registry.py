@@ -33,6 +33,9 @@ _RELATIONS = {
                      "privacy unit (add-or-remove neighbouring).",
     "replace-one": "Adjacent datasets have the same size and differ in the data of one "
                    "privacy unit, replaced by other data (replace-one neighbouring).",
+    "zero-out": "Adjacent datasets have the same, public size and differ in the data of one "
+                "privacy unit, replaced by a null record that contributes nothing (zero-out "
+                "neighbouring).",
 }
 
 

@@ -99,6 +99,19 @@ class SampledEvent:
 
 
 @dataclass(frozen=True)
+class TruncatedPoissonEvent:
+    """One DP-SGD step (noise multiplier ``sigma``) on a Poisson-sampled batch (rate q of
+    ``dataset_size`` records) of which at most ``truncated_batch`` records, a random
+    subset, are kept: dp-accounting's ``TruncatedSubsampledGaussianDpEvent``, under
+    zero-out neighbours (McKenna et al. 2025, arXiv:2508.15089)."""
+
+    sigma: float
+    rate: float
+    dataset_size: int
+    truncated_batch: int
+
+
+@dataclass(frozen=True)
 class RepeatedEvent:
     """``event`` run ``count`` times on the same dataset."""
 
@@ -115,4 +128,4 @@ class ComposedEvent:
 
 Event: TypeAlias = (GaussianEvent | LaplaceEvent | DiscreteGaussianEvent | DiscreteLaplaceEvent
                     | RandomizedResponseEvent | PureDPEvent | ApproximateDPEvent | SampledEvent
-                    | RepeatedEvent | ComposedEvent)
+                    | TruncatedPoissonEvent | RepeatedEvent | ComposedEvent)

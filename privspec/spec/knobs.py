@@ -25,7 +25,7 @@ Path = tuple[str | int, ...]
 #: +1: a larger value is more private; −1: a larger value is less private.
 DIRECTIONS: dict[str, Literal[1, -1]] = {
     "sigma": 1, "noise_multiplier": 1, "scale": 1, "flip_probability": 1,
-    "dataset_size": 1,
+    "dataset_size": 1, "truncated_batch_size": 1,
     "epsilon": -1, "delta": -1, "rho": -1, "sensitivity": -1, "steps": -1, "epochs": -1,
     "count": -1, "repeat": -1, "sampling_rate": -1, "batch_size": -1,
 }

@@ -53,7 +53,7 @@ from privspec.spec.scope import Scope
 
 SPEC_VERSION = 1
 
-Relation = Literal["add-or-remove", "replace-one"]
+Relation = Literal["add-or-remove", "replace-one", "zero-out"]
 
 __all__ = [
     "DPSGD", "MAX_DATASET_SIZE", "MAX_REPETITIONS", "MECHANISM_KINDS", "NODE_TYPES",
@@ -304,8 +304,11 @@ class Spec(_Strict):
         description="What one record is, e.g. 'one training example' or 'one person'."
     )
     neighbouring: Relation = Field(
-        description="Neighbouring datasets: 'add-or-remove' (one record added or removed) "
-        "or 'replace-one' (one record replaced by another)."
+        description="Neighbouring datasets: 'add-or-remove' (one record added or removed), "
+        "'replace-one' (one record replaced by another) or 'zero-out' (one record replaced "
+        "by a null record that contributes nothing; the dataset size is public). Zero-out "
+        "is accounted as add-or-remove (a null record changes the output as its removal "
+        "would); truncated Poisson sampling needs it."
     )
     mechanism: Mechanism = Field(description="The released mechanism, as a tree of kinds.")
     report: ReportOptions = Field(default_factory=ReportOptions,
@@ -446,6 +449,11 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
                                  "for a gaussian given by 'noise_multiplier'"))
         if declared.replace_one_only is not None and relation != "replace-one":
             problems.append((here, declared.replace_one_only))
+        if (kind == "dpsgd" and _get(fields, "sampling") == "truncated-poisson"
+                and relation != "zero-out"):
+            problems.append(((*here, "sampling"), "truncated Poisson batches are analysed "
+                             "under 'neighbouring: zero-out' (a record replaced by a null one, "
+                             "the dataset size public: McKenna et al. 2025)"))
         if (kind == "dpsgd" and _get(fields, "sampling") == "fixed-size"
                 and relation != "replace-one"):
             problems.append(((*here, "sampling"), "fixed-size batches sampled without "

@@ -39,6 +39,8 @@ _CLASSES: dict[str, tuple[str, ...]] = {
     "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
     "SelfComposedDpEvent": ("event", "count"),
     "ComposedDpEvent": ("events",),
+    "TruncatedSubsampledGaussianDpEvent": ("dataset_size", "sampling_probability",
+                                           "truncated_batch_size", "noise_multiplier"),
 }
 
 
@@ -81,6 +83,11 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
         return _named("SampledWithoutReplacementDpEvent",
                       source_dataset_size=share.denominator, sample_size=share.numerator,
                       event=inner)
+    if isinstance(event, ev.TruncatedPoissonEvent):
+        return _named("TruncatedSubsampledGaussianDpEvent", dataset_size=event.dataset_size,
+                      sampling_probability=event.rate,
+                      truncated_batch_size=event.truncated_batch,
+                      noise_multiplier=event.sigma)
     if isinstance(event, ev.GaussianEvent):
         # dp-accounting's Gaussian has sensitivity 1 (a clipped sum under its relation)
         shift = event.sensitivity if not event.clipped else 1.0

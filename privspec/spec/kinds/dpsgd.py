@@ -18,16 +18,19 @@ from privspec.spec.base import (
     raise_if,
     runs,
 )
-from privspec.spec.events import Event, GaussianEvent, RepeatedEvent, SampledEvent
+from privspec.spec.events import (
+    Event,
+    GaussianEvent,
+    RepeatedEvent,
+    SampledEvent,
+    TruncatedPoissonEvent,
+)
 from privspec.spec.kind import Kind, Words
 
 Sampling = Literal["poisson", "fixed-size", "shuffled", "truncated-poisson", "balls-in-bins"]
 
 #: Why a scheme is not accounted yet, and what would make it possible.
 UNACCOUNTED = {
-    "truncated-poisson": "truncated Poisson sampling (batches cut at a maximum size) needs "
-    "the zero-out neighbouring relation, which privspec does not support yet; account the "
-    "run as 'poisson' only if no batch was ever truncated",
     "balls-in-bins": "balls-in-bins (random allocation) batches have no sound accountant in "
     "the installed dp-accounting (Monte-Carlo estimates are not bounds); 'shuffled' gives "
     "a sound upper bound for any batching where each example is in a known number of "
@@ -49,8 +52,12 @@ class DPSGD(SamplingRate):
         "without replacement; replace-one neighbours), 'shuffled' (the data shuffled and "
         "cut into batches: no amplification is claimed, each example counts in "
         "⌈steps·batch_size/dataset_size⌉ batches; Chua et al. 2024 show Poisson accounting "
-        "does not hold for it). 'truncated-poisson' and 'balls-in-bins' are refused with "
-        "the reason.")
+        "does not hold for it), 'truncated-poisson' (Poisson sampling with expected batch "
+        "batch_size of dataset_size, each batch cut to at most truncated_batch_size "
+        "examples; zero-out neighbours). 'balls-in-bins' is refused with the reason.")
+    truncated_batch_size: Count | None = Field(
+        None, description="With 'truncated-poisson': the most examples a batch keeps (a "
+        "random subset of a larger Poisson sample).")
 
     noise_multiplier: PositiveFloat = Field(
         description="Noise standard deviation divided by the per-example clipping norm."
@@ -75,10 +82,22 @@ class DPSGD(SamplingRate):
         problems = self.rate_problems()
         if self.sampling in UNACCOUNTED:
             problems.append(conflict("sampling", UNACCOUNTED[self.sampling], self.sampling))
-        elif self.sampling != "poisson" and self.sampling_rate is not None:
+        elif self.sampling not in ("poisson", "truncated-poisson") and self.sampling_rate is not None:
             problems.append(conflict(
                 "sampling_rate", f"'{self.sampling}' batches are given by 'batch_size' and "
                 "'dataset_size', not a rate", self.sampling_rate))
+        if self.sampling == "truncated-poisson":
+            if self.truncated_batch_size is None:
+                problems.append(conflict("sampling", "'truncated-poisson' needs "
+                                         "truncated_batch_size, the most examples a batch "
+                                         "keeps", self.sampling))
+            if self.sampling_rate is not None:
+                problems.append(conflict("sampling_rate", "'truncated-poisson' batches are "
+                                         "given by 'batch_size' (expected) and 'dataset_size', "
+                                         "not a rate", self.sampling_rate))
+        elif self.truncated_batch_size is not None:
+            problems.append(conflict("truncated_batch_size", "only 'truncated-poisson' "
+                                     "batches are truncated", self.truncated_batch_size))
         problems += exactly_one(self, ("steps", "epochs"), "how long training runs")
         problems += epoch_problems(self.epochs, self.batch_size, self.dataset_size)
         raise_if(problems, "DPSGD")
@@ -89,6 +108,11 @@ def event(block: DPSGD, _: object) -> Event:
     step = GaussianEvent(block.noise_multiplier, 1.0, clipped=True)
     if block.sampling == "shuffled":  # no amplification: every batch it is in, in full
         return RepeatedEvent(step, block.participations())
+    if block.sampling == "truncated-poisson":
+        assert block.dataset_size is not None and block.truncated_batch_size is not None
+        return RepeatedEvent(TruncatedPoissonEvent(
+            block.noise_multiplier, block.rate(), block.dataset_size,
+            block.truncated_batch_size), block.times())
     scheme: Literal["poisson", "fixed-size"] = (
         "fixed-size" if block.sampling == "fixed-size" else "poisson")
     return RepeatedEvent(SampledEvent(step, block.rate(), scheme), block.times())
@@ -102,6 +126,10 @@ def describe(block: DPSGD, words: Words) -> str:
     elif block.sampling == "fixed-size":
         batches = (f"batches of {words.num(block.batch_size or 0)} of "
                    f"{words.num(block.dataset_size or 0)} examples sampled without replacement")
+    elif block.sampling == "truncated-poisson":
+        batches = (f"Poisson sampling with {words.rate(block, 'examples')}, each batch cut "
+                   f"to at most {words.num(block.truncated_batch_size or 0)} examples "
+                   "(truncated Poisson)")
     else:
         batches = f"Poisson sampling with {words.rate(block, 'examples')}"
     return (f"DP-SGD: {words.num(block.times())} steps"
