@@ -497,6 +497,7 @@ class _Lowering:
             return _Lowered(gaussian_mu_squared=_within_gaussian_range(
                 gaussian_mu_squared(event, self.replace_one)))
         if isinstance(event, ev.TruncatedPoissonEvent):
+            self._refuse_sampled_beyond_range(1.0 / event.sigma, event.rate)
             try:
                 return self._release(truncated_poisson_pld(
                     event.sigma, event.rate, event.dataset_size, event.truncated_batch,
@@ -561,6 +562,17 @@ class _Lowering:
         pmf = pld_pmf.DensePLDPmf(self.h, -lowest, probs, side.infinity_mass, True)
         return plds.PrivacyLossDistribution(pmf)
 
+    def _refuse_sampled_beyond_range(self, ratio: float, rate: float) -> None:
+        """Refuse (``RangeError``: the closed-form bound answers) a Gaussian of Δ/σ =
+        ``ratio`` sampled with probability ``rate`` above the truncation budget, whose
+        sampled runs lose about Δ²/(2σ²) + log q, beyond ``MAX_LOSS``: that mass is past
+        the grid, so no finite μ could be shown, and building the grid up to
+        ``MAX_LOSS`` only costs seconds and gigabytes."""
+        if rate < 1.0 and rate > self.truncation:
+            loss = ratio * ratio / 2 + math.log(rate)
+            if loss > MAX_LOSS:
+                _refuse_loss_above_range(loss)
+
     def _single(self, event: ev.Event, rate: float = 1.0) -> PLD:
         """One release, Poisson-sampled with probability ``rate`` where given (a plain
         Gaussian is μ², see ``_lower``)."""
@@ -568,6 +580,7 @@ class _Lowering:
         if isinstance(event, ev.GaussianEvent):
             # dp-accounting's REPLACE pair moves a clipped sum by ±1 clipping norm.
             # Only Δ/σ matters: sensitivity 1 keeps σ² and Δ² within double range.
+            self._refuse_sampled_beyond_range(event.sensitivity / event.sigma, rate)
             try:
                 return gaussian_pld(event.sigma / event.sensitivity, sampling_prob=rate,
                                     discretization=h,
