@@ -101,6 +101,7 @@ def test_spec_to_yaml_round_trips_and_keeps_the_budget(tmp_path: Path) -> None:
     assert text.startswith("# Written by train.py\n# at the end of training\nprivspec: 1\n")
     assert "report:" not in text and "accounting:" not in text  # defaults left out
     assert "budget:\n  max_epsilon: 8" in text
+    assert "    sampling: poisson\n" in text  # how batches were drawn: always stated
     path = tmp_path / "train.privspec.yaml"
     path.write_text(text, encoding="utf-8")
     loaded = load_spec(path)

@@ -41,6 +41,7 @@ def spec_from_dpsgd(
     dataset_size: int | None = None,
     sampling_rate: float | None = None,
     neighbouring: str = "add-or-remove",
+    sampling: str = "poisson",
     description: str | None = None,
     deltas: Sequence[float] | None = None,
     discretization: float | None = None,
@@ -49,13 +50,14 @@ def spec_from_dpsgd(
     """A spec of DP-SGD: ``steps`` (or ``epochs``) Poisson-subsampled Gaussian steps.
 
     Give the sampling as ``batch_size`` (expected batch size) with ``dataset_size``,
-    or as ``sampling_rate``; the length as ``steps`` or ``epochs``. ``deltas`` are
+    or as ``sampling_rate``, and how batches were drawn as ``sampling`` (stated in the
+    spec either way); the length as ``steps`` or ``epochs``. ``deltas`` are
     the δ's of the report's ε(δ) (default 1e-5, 1e-6, 1e-9), ``discretization`` the
     accountant's interval (default 1e-4), ``budget`` a ``budget:`` section
     (``{"max_mu": 1.0}``) for ``privspec check``. Raises ``SpecError`` for invalid
     values, with the same diagnostics as a spec file.
     """
-    dpsgd: dict[str, Any] = {"noise_multiplier": noise_multiplier}
+    dpsgd: dict[str, Any] = {"noise_multiplier": noise_multiplier, "sampling": sampling}
     for name, value in (("sampling_rate", sampling_rate), ("batch_size", batch_size),
                         ("dataset_size", dataset_size), ("steps", steps), ("epochs", epochs)):
         if value is not None:
@@ -78,13 +80,26 @@ def spec_from_dpsgd(
 def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
     """``spec`` as the text of a ``*.privspec.yaml`` file (defaults left out, budget kept),
     which ``privspec.spec.loader.load_spec_text`` reads back as an equal spec."""
-    data: dict[str, Any] = spec.model_dump(mode="json", exclude_defaults=True)
+    data: dict[str, Any] = _stating_sampling(spec.model_dump(mode="json", exclude_defaults=True))
     if spec.budget is not None:  # excluded from dumps (a policy, not part of the report); last
         data["budget"] = spec.budget.model_dump(mode="json", exclude_defaults=True)
     header = "".join(f"# {line}\n" for line in (comment or "").splitlines())
     from privspec.spec.loader import dump_spec_data
 
     return header + dump_spec_data(data)
+
+
+def _stating_sampling(data: Any) -> Any:
+    """Spec data with every DP-SGD block saying how its batches were drawn (the default,
+    Poisson, is what most runs claim and many did not do: a written spec states it)."""
+    if isinstance(data, dict):
+        out = {key: _stating_sampling(value) for key, value in data.items()}
+        if isinstance(out.get("dpsgd"), dict):
+            out["dpsgd"] = {**out["dpsgd"], "sampling": out["dpsgd"].get("sampling", "poisson")}
+        return out
+    if isinstance(data, list):
+        return [_stating_sampling(item) for item in data]
+    return data
 
 
 __all__ = ["spec_from_dpsgd", "spec_to_yaml"]
