@@ -128,3 +128,15 @@ def test_a_shuffled_run_shorter_than_an_epoch_has_no_lower_bound_and_no_false_po
     assert "poisson" not in note.values
     assert "proves no lower bound for this run" in note.message
     assert "Poisson accounting" not in note.message
+
+
+def test_truncated_poisson_that_never_cuts_is_plain_poisson_in_closed_form_at_rate_one() -> None:
+    """Batches of the whole dataset, cap above it: no batch is ever cut, so 10⁷ full-batch
+    steps are a Gaussian composition, μ = √T/z exactly (it was a 'too costly' bound with
+    sensitivity 2)."""
+    block = {"noise_multiplier": 3.0, "batch_size": 50_000, "dataset_size": 50_000,
+             "steps": 10**7, "sampling": "truncated-poisson", "truncated_batch_size": 500_005}
+    report = privspec.evaluate({"privspec": 1, "title": "t", "unit": "one example",
+                                "neighbouring": "zero-out", "mechanism": {"dpsgd": block}})
+    assert not report.gdp.bound
+    assert report.gdp.mu == pytest.approx(math.sqrt(10**7) / 3.0, rel=1e-12)

@@ -497,6 +497,9 @@ class _Lowering:
             return _Lowered(gaussian_mu_squared=_within_gaussian_range(
                 gaussian_mu_squared(event, self.replace_one)))
         if isinstance(event, ev.TruncatedPoissonEvent):
+            if event.truncated_batch >= event.dataset_size:  # never cut: plain Poisson
+                return self.lower(ev.SampledEvent(ev.GaussianEvent(event.sigma, 1.0, clipped=True),
+                                                  event.rate, "poisson"))
             self._refuse_sampled_beyond_range(1.0 / event.sigma, event.rate)
             try:
                 return self._release(truncated_poisson_pld(

@@ -93,8 +93,10 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
     if isinstance(event, ev.GaussianEvent):
         return Bound(gaussian_mu_squared(event, replace_one), math.inf)
     if isinstance(event, ev.TruncatedPoissonEvent):
-        # Truncation may swap another record into the batch: sensitivity 2 clipping norms.
-        return Bound(gaussian_mu_squared(ev.GaussianEvent(event.sigma, 2.0), False), math.inf)
+        # Truncation may swap another record into the batch: sensitivity 2 clipping norms
+        # (1 when no batch can be cut).
+        shift = 1.0 if event.truncated_batch >= event.dataset_size else 2.0
+        return Bound(gaussian_mu_squared(ev.GaussianEvent(event.sigma, shift), False), math.inf)
     if isinstance(event, ev.PureDPEvent):
         return _pure(event.epsilon)
     if isinstance(event, ev.ApproximateDPEvent):
