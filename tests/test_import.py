@@ -196,3 +196,24 @@ def test_jax_privacy_records_that_would_be_optimistic_are_refused(
     err = capsys.readouterr().err
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+def test_a_truncated_poisson_run_round_trips_through_its_dp_event(tmp_path: Path) -> None:
+    """Exported as TruncatedSubsampledGaussianDpEvent (its rate, not a batch size) and read
+    back under zero-out: the same guarantee."""
+    source = tmp_path / "run.privspec.yaml"
+    source.write_text(
+        "privspec: 1\ntitle: truncated\nunit: one training example\nneighbouring: zero-out\n"
+        "mechanism:\n  dpsgd: {noise_multiplier: 1.0, batch_size: 500, dataset_size: 50000,\n"
+        "          steps: 1000, sampling: truncated-poisson, truncated_batch_size: 620}\n",
+        encoding="utf-8")
+    event = tmp_path / "event.json"
+    assert main(["export", "--dp-event", str(source), "-o", str(event)]) == 0
+    again = tmp_path / "again.privspec.yaml"
+    assert main(["import", "dp-event", str(event), "--unit", "one training example",
+                 "--neighbouring", "zero-out", "--sampling", "truncated-poisson",
+                 "-o", str(again)]) == 0
+    block = load_spec(again).mechanism.block
+    assert (block.steps, block.truncated_batch_size, block.dataset_size) == (1000, 620, 50_000)
+    assert privspec.evaluate(again).gdp.mu == pytest.approx(privspec.evaluate(source).gdp.mu,
+                                                            rel=1e-9)

@@ -19,6 +19,7 @@ class Sampling(StrEnum):
     poisson = "poisson"
     fixed_size = "fixed-size"
     shuffled = "shuffled"
+    truncated_poisson = "truncated-poisson"
 
 
 app = typer.Typer(name="import", no_args_is_help=True, add_completion=False,
@@ -34,7 +35,8 @@ Unit = Annotated[str, typer.Option("--unit", help="What one record is, e.g. 'one
 Neighbouring = Annotated[Relation, typer.Option(
     "--neighbouring", help="add-or-remove, replace-one or zero-out.", show_default=False)]
 Sampled = Annotated[Sampling, typer.Option(
-    "--sampling", help="How batches were drawn: poisson, fixed-size or shuffled.",
+    "--sampling", help="How batches were drawn: poisson, fixed-size, shuffled or "
+    "truncated-poisson.",
     show_default=False)]
 Title = Annotated[str | None, typer.Option("--title", help="The report's title (default: "
                                            "from the file's name).", show_default=False)]

@@ -156,9 +156,20 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
             "batch_size": int(number("sample_size")),
             "dataset_size": int(number("source_dataset_size")),
             "mechanism": _mechanism_of_event(inner, f"{path}.event", said)}}
+    if kind == "TruncatedSubsampledGaussianDpEvent":
+        if said.sampling != "truncated-poisson":
+            raise RecordError(f"{path}: the event accounts truncated Poisson sampling, but "
+                               f"the batches were {said.sampling}")
+        return {"dpsgd": {"noise_multiplier": number("noise_multiplier"),
+                          "sampling_rate": number("sampling_probability"),
+                          "dataset_size": int(number("dataset_size")),
+                          "truncated_batch_size": int(number("truncated_batch_size")),
+                          "steps": 1, "sampling": said.sampling}}
     if kind == "SelfComposedDpEvent":
         count = int(number("count"))
         body = _mechanism_of_event(inner, f"{path}.event", said)
+        if "dpsgd" in body and body["dpsgd"]["steps"] == 1:  # a truncated-Poisson step
+            return {"dpsgd": {**body["dpsgd"], "steps": count}}
         sampled = body.get("poisson_sampled")
         if sampled is not None and "gaussian" in sampled["mechanism"]:
             gaussian = sampled["mechanism"]["gaussian"]
@@ -174,7 +185,8 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
     raise RecordError(f"{path}: {kind!r} has no privspec mechanism (privspec reads "
                        "GaussianDpEvent, LaplaceDpEvent, RandomizedResponseDpEvent, "
                        "PoissonSampledDpEvent, SampledWithoutReplacementDpEvent, "
-                       "SelfComposedDpEvent, ComposedDpEvent)")
+                       "TruncatedSubsampledGaussianDpEvent, SelfComposedDpEvent, "
+                       "ComposedDpEvent)")
 
 
 def from_dp_event(record: Any, digest: str | None, name: str, said: Assertions

@@ -6,12 +6,14 @@ import math
 from typing import Literal
 
 from pydantic import Field, model_validator
+from pydantic_core import InitErrorDetails
 
 from privspec.spec.base import (
     Count,
     Epochs,
     PositiveFloat,
     SamplingRate,
+    batch_problems,
     conflict,
     epoch_problems,
     exactly_one,
@@ -52,9 +54,9 @@ class DPSGD(SamplingRate):
         "without replacement; replace-one neighbours), 'shuffled' (the data shuffled and "
         "cut into batches: no amplification is claimed, each example counts in "
         "⌈steps·batch_size/dataset_size⌉ batches; Chua et al. 2024 show Poisson accounting "
-        "does not hold for it), 'truncated-poisson' (Poisson sampling with expected batch "
-        "batch_size of dataset_size, each batch cut to at most truncated_batch_size "
-        "examples; zero-out neighbours). 'balls-in-bins' is refused with the reason.")
+        "does not hold for it), 'truncated-poisson' (Poisson sampling of dataset_size examples "
+        "at sampling_rate, or with expected batch batch_size, each batch cut to at most "
+        "truncated_batch_size examples; zero-out neighbours). 'balls-in-bins' is refused with the reason.")
     truncated_batch_size: Count | None = Field(
         None, description="With 'truncated-poisson': the most examples a batch keeps (a "
         "random subset of a larger Poisson sample).")
@@ -79,7 +81,8 @@ class DPSGD(SamplingRate):
 
     @model_validator(mode="after")
     def _check(self) -> DPSGD:
-        problems = self.rate_problems()
+        truncated = self.sampling == "truncated-poisson"
+        problems = self._truncated_rate_problems() if truncated else self.rate_problems()
         if self.sampling in UNACCOUNTED:
             problems.append(conflict("sampling", UNACCOUNTED[self.sampling], self.sampling))
         elif self.sampling not in ("poisson", "truncated-poisson") and self.sampling_rate is not None:
@@ -91,10 +94,6 @@ class DPSGD(SamplingRate):
                 problems.append(conflict("sampling", "'truncated-poisson' needs "
                                          "truncated_batch_size, the most examples a batch "
                                          "keeps", self.sampling))
-            if self.sampling_rate is not None:
-                problems.append(conflict("sampling_rate", "'truncated-poisson' batches are "
-                                         "given by 'batch_size' (expected) and 'dataset_size', "
-                                         "not a rate", self.sampling_rate))
         elif self.truncated_batch_size is not None:
             problems.append(conflict("truncated_batch_size", "only 'truncated-poisson' "
                                      "batches are truncated", self.truncated_batch_size))
@@ -102,6 +101,17 @@ class DPSGD(SamplingRate):
         problems += epoch_problems(self.epochs, self.batch_size, self.dataset_size)
         raise_if(problems, "DPSGD")
         return self
+
+    def _truncated_rate_problems(self) -> list[InitErrorDetails]:
+        """Truncated Poisson needs the dataset size (the truncation's odds depend on it)
+        and the rate, given as it or as the expected batch size."""
+        if self.dataset_size is None:
+            return [conflict("dataset_size", "'truncated-poisson' needs 'dataset_size' (how "
+                             "likely a batch is cut depends on it)")]
+        if (self.sampling_rate is None) == (self.batch_size is None):
+            return [conflict("sampling_rate", "with 'truncated-poisson', give 'sampling_rate' "
+                             "or 'batch_size' (expected), with 'dataset_size'")]
+        return batch_problems(self.batch_size, self.dataset_size)
 
 
 def event(block: DPSGD, _: object) -> Event:
@@ -127,7 +137,9 @@ def describe(block: DPSGD, words: Words) -> str:
         batches = (f"batches of {words.num(block.batch_size or 0)} of "
                    f"{words.num(block.dataset_size or 0)} examples sampled without replacement")
     elif block.sampling == "truncated-poisson":
-        batches = (f"Poisson sampling with {words.rate(block, 'examples')}, each batch cut "
+        of = ("" if block.batch_size is not None
+              else f" of {words.num(block.dataset_size or 0)} examples")
+        batches = (f"Poisson sampling with {words.rate(block, 'examples')}{of}, each batch cut "
                    f"to at most {words.num(block.truncated_batch_size or 0)} examples "
                    "(truncated Poisson)")
     else:
