@@ -168,6 +168,16 @@ class LossRangeError(ValueError):
 LIBRARY_SECONDS_PER_GRID_POINT = 2e-6
 
 
+def _check_library_grid(loss: Any, discretization: float) -> None:
+    """Before dp-accounting builds the PLD of ``loss`` itself: its grid is not cut at
+    ±``MAX_LOSS`` (``LossRangeError`` beyond), and must fit both budgets."""
+    bounds = loss.connect_dots_bounds()
+    if max(bounds.epsilon_upper, -bounds.epsilon_lower) > MAX_LOSS:
+        raise LossRangeError(max(bounds.epsilon_upper, -bounds.epsilon_lower))
+    check_grid(*_grid_range(bounds, discretization), discretization,
+               seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+
+
 def check_grid(lower: int, upper: int, discretization: float, *,
                seconds_per_point: float = SECONDS_PER_GRID_POINT) -> None:
     """Raise ``CostError`` before building a privacy-loss grid [lower, upper]·h that would
@@ -253,16 +263,10 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
     remove and an add direction otherwise; replace-one is left to the library.
     """
     if replace_one:  # built by the library, whose grid is the same: checked first
-        loss = plm.GaussianPrivacyLoss(
+        _check_library_grid(plm.GaussianPrivacyLoss(
             standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,
             adjacency_type=plm.AdjacencyType.REPLACE,
-            log_mass_truncation_bound=log_tail_mass)
-        # The library's grid is not cut at ±MAX_LOSS: its whole range is what it builds.
-        bounds = loss.connect_dots_bounds()
-        if max(bounds.epsilon_upper, -bounds.epsilon_lower) > MAX_LOSS:
-            raise LossRangeError(max(bounds.epsilon_upper, -bounds.epsilon_lower))
-        check_grid(*_grid_range(bounds, discretization), discretization,
-                   seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+            log_mass_truncation_bound=log_tail_mass), discretization)
         return plds.from_gaussian_mechanism(
             standard_deviation, sensitivity=sensitivity, sampling_prob=sampling_prob,
             value_discretization_interval=discretization, use_connect_dots=True,
@@ -310,13 +314,9 @@ def truncated_poisson_pld(noise_multiplier: float, rate: float, dataset_size: in
             (noise_multiplier, (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD), rate),
             (noise_multiplier / 2, (plm.AdjacencyType.REPLACE,), 1.0)):
         for adjacency in adjacencies:
-            loss = plm.GaussianPrivacyLoss(sigma, sampling_prob=prob, adjacency_type=adjacency,
-                                           log_mass_truncation_bound=log_tail_mass)
-            bounds = loss.connect_dots_bounds()
-            if max(bounds.epsilon_upper, -bounds.epsilon_lower) > MAX_LOSS:
-                raise LossRangeError(max(bounds.epsilon_upper, -bounds.epsilon_lower))
-            check_grid(*_grid_range(bounds, discretization), discretization,
-                       seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+            _check_library_grid(plm.GaussianPrivacyLoss(
+                sigma, sampling_prob=prob, adjacency_type=adjacency,
+                log_mass_truncation_bound=log_tail_mass), discretization)
     return plds.from_truncated_subsampled_gaussian_mechanism(
         dataset_size=dataset_size, sampling_probability=rate,
         truncated_batch_size=truncated_batch, noise_multiplier=noise_multiplier,
