@@ -44,12 +44,12 @@ from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, 
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
     MAX_LOSS,
-    LossRangeError,
     check_discrete_support,
     discrete_gaussian_pld,
     discrete_loss_pld,
     gaussian_pld,
     laplace_pld,
+    refuse_loss_above_range,
     truncated_poisson_pld,
 )
 from privspec.spec import events as ev
@@ -359,22 +359,6 @@ def _cut_above_range(pmf: LossPMF) -> LossPMF:
                                                  + float(pmf.probs[over].sum())))
 
 
-class RangeError(EvaluationError):
-    """A release whose privacy loss is beyond what the numerical curve can hold; the
-    evaluator answers with the closed-form bound where the mechanism has one."""
-
-
-def _refuse_loss_above_range(loss: float) -> None:
-    """Refuse a release whose privacy loss exceeds ``MAX_LOSS``, saying why."""
-    if loss > MAX_LOSS:
-        size = f"of {loss:.4g}" if math.isfinite(loss) else f"above {MAX_LOSS:g}"
-        raise RangeError(
-            f"a release has a privacy loss {size} (an ε that large): e^(−loss) is below "
-            "what double precision holds, so its trade-off curve cannot be drawn; "
-            f"privspec accounts losses up to {MAX_LOSS:g}. A release like this reveals the "
-            "record outright: more noise (or a smaller ε) brings it within range")
-
-
 #: Below this μ = Δ/σ a Gaussian's sampling is not accounted (its μ² is below 10⁻³⁰⁰).
 NEGLIGIBLE_GAUSSIAN_MU = 1e-150
 
@@ -413,7 +397,7 @@ class _Lowering:
         # within it (dp-accounting's e⁻⁵⁰ where that is smaller).
         self.log_tail_mass = min(LOG_TAIL_MASS, math.log(truncation) - math.log(1e6))
         #: A truncated-Poisson step's truncation below this probability is taken as an
-        #: infinite loss (``portable_pld.truncated_poisson_pld``).
+        #: infinite loss (``_truncated``).
         self.negligible_truncation = 0.0
         self._lowered: dict[ev.Event, _Lowered] = {}  # equal events are lowered once
         self.built = 0  # distinct releases built so far
@@ -497,19 +481,35 @@ class _Lowering:
             return _Lowered(gaussian_mu_squared=_within_gaussian_range(
                 gaussian_mu_squared(event, self.replace_one)))
         if isinstance(event, ev.TruncatedPoissonEvent):
-            if event.truncated_batch >= event.dataset_size:  # never cut: plain Poisson
-                return self.lower(ev.SampledEvent(ev.GaussianEvent(event.sigma, 1.0, clipped=True),
-                                                  event.rate, "poisson"))
-            self._refuse_sampled_beyond_range(1.0 / event.sigma, event.rate)
-            try:
-                return self._release(truncated_poisson_pld(
-                    event.sigma, event.rate, event.dataset_size, event.truncated_batch,
-                    discretization=self.h, log_tail_mass=self.log_tail_mass,
-                    negligible=self.negligible_truncation))
-            except LossRangeError as error:
-                _refuse_loss_above_range(error.loss)
-                raise
+            return self._truncated(event)
         return self._release(self._single(event))
+
+    def _truncated(self, event: ev.TruncatedPoissonEvent) -> _Lowered:
+        """A truncated-Poisson step: the Poisson-sampled step itself when no batch is cut,
+        or when a cut is so unlikely (at most ``negligible_truncation``) that it is taken
+        as an infinite loss with its probability (pessimistic: the outcome may then reveal
+        the record); otherwise dp-accounting's mixture, whose negligible part would spread
+        over a grid many times wider."""
+        from scipy import stats
+
+        poisson = ev.SampledEvent(ev.GaussianEvent(event.sigma, 1.0, clipped=True),
+                                  event.rate, "poisson")
+        # (dp-accounting's odds of a cut, given the record is sampled)
+        cut = (0.0 if event.truncated_batch >= event.dataset_size else float(
+            stats.binom.sf(event.truncated_batch - 1, event.dataset_size - 1, event.rate)))
+        if cut == 0.0:
+            return self.lower(poisson)
+        self._refuse_sampled_beyond_range(1.0 / event.sigma, event.rate)
+        sampled = self.lower(poisson) if cut <= self.negligible_truncation else None
+        if sampled is None or not sampled.releases:  # (a rate accounted as 1: no PMF)
+            return self._release(truncated_poisson_pld(
+                event.sigma, event.rate, event.dataset_size, event.truncated_batch,
+                discretization=self.h, log_tail_mass=self.log_tail_mass))
+        ((pmfs, _),) = sampled.releases.values()
+        mixed = tuple(dataclasses.replace(
+            pmf, probs=pmf.probs * (1.0 - cut),
+            infinity_mass=pmf.infinity_mass * (1.0 - cut) + cut) for pmf in pmfs)
+        return _Lowered(releases={_fingerprint(mixed): (mixed, 1)})
 
     # -- single releases ---------------------------------------------------
 
@@ -574,7 +574,7 @@ class _Lowering:
         if rate < 1.0 and rate > self.truncation:
             loss = ratio * ratio / 2 + math.log(rate)
             if loss > MAX_LOSS:
-                _refuse_loss_above_range(loss)
+                refuse_loss_above_range(loss)
 
     def _single(self, event: ev.Event, rate: float = 1.0) -> PLD:
         """One release, Poisson-sampled with probability ``rate`` where given (a plain
@@ -584,16 +584,11 @@ class _Lowering:
             # dp-accounting's REPLACE pair moves a clipped sum by ±1 clipping norm.
             # Only Δ/σ matters: sensitivity 1 keeps σ² and Δ² within double range.
             self._refuse_sampled_beyond_range(event.sensitivity / event.sigma, rate)
-            try:
-                return gaussian_pld(event.sigma / event.sensitivity, sampling_prob=rate,
-                                    discretization=h,
-                                    replace_one=self.replace_one and event.clipped,
-                                    log_tail_mass=self.log_tail_mass)
-            except LossRangeError as error:
-                _refuse_loss_above_range(error.loss)
-                raise
+            return gaussian_pld(event.sigma / event.sensitivity, sampling_prob=rate,
+                                discretization=h, replace_one=self.replace_one and event.clipped,
+                                log_tail_mass=self.log_tail_mass)
         if isinstance(event, ev.LaplaceEvent):
-            _refuse_loss_above_range(event.sensitivity / event.scale)
+            refuse_loss_above_range(event.sensitivity / event.scale)
             if rate == 1.0:
                 return laplace_pld(event.scale, sensitivity=event.sensitivity, discretization=h)
             return plds.from_laplace_mechanism(
@@ -602,7 +597,7 @@ class _Lowering:
         if isinstance(event, ev.DiscreteGaussianEvent):
             # Its smallest privacy loss at the largest outcome is at least Δ²/(2σ²).
             ratio = event.sensitivity / event.sigma if event.sigma > 0 else math.inf
-            _refuse_loss_above_range(ratio * ratio / 2)
+            refuse_loss_above_range(ratio * ratio / 2)
             check_discrete_support(event.sigma, event.sensitivity)
             if rate == 1.0:
                 return discrete_gaussian_pld(event.sigma, sensitivity=event.sensitivity,
@@ -611,7 +606,7 @@ class _Lowering:
                 event.sigma, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
         if isinstance(event, ev.DiscreteLaplaceEvent):
-            _refuse_loss_above_range(event.parameter * event.sensitivity)
+            refuse_loss_above_range(event.parameter * event.sensitivity)
             return plds.from_discrete_laplace_mechanism(
                 event.parameter, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
@@ -619,14 +614,14 @@ class _Lowering:
             # Replace-one: the reported answer is the true one, the replacement's, or
             # another (loss 0); each wrong answer has probability noise/k.
             share, loss = event.noise / event.categories, event.loss
-            _refuse_loss_above_range(loss)
+            refuse_loss_above_range(loss)
             return discrete_loss_pld(
                 [(loss, 1 - event.noise + share), (-loss, share),
                  (0.0, (event.categories - 2) * share)], discretization=h)
         if isinstance(event, (ev.PureDPEvent, ev.ApproximateDPEvent)):
             # The worst case of an (ε, δ)-DP release (Kairouz, Oh & Viswanath 2015):
             # randomized response with ε, and δ at +∞.
-            _refuse_loss_above_range(event.epsilon)
+            refuse_loss_above_range(event.epsilon)
             delta = event.delta if isinstance(event, ev.ApproximateDPEvent) else 0.0
             up = (1 - delta) / (1 + math.exp(-event.epsilon))
             return discrete_loss_pld([(event.epsilon, up), (-event.epsilon, 1 - delta - up)],

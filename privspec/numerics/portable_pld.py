@@ -33,6 +33,7 @@ from dp_accounting.pld import privacy_loss_distribution as plds
 from dp_accounting.pld import privacy_loss_mechanism as plm
 from scipy.special import ndtr
 
+from privspec.errors import EvaluationError
 from privspec.numerics.cost import (
     BYTES_PER_GRID_POINT,
     SECONDS_PER_GRID_POINT,
@@ -155,13 +156,20 @@ def _grid_range(bounds: Any, discretization: float) -> tuple[int, int]:
     return lower, max(lower, upper)
 
 
-class LossRangeError(ValueError):
-    """A release whose privacy loss reaches ``loss``, beyond ±``MAX_LOSS``, that only the
-    library could build (and could not: its grid would be astronomically long)."""
+class RangeError(EvaluationError):
+    """A release whose privacy loss is beyond what the numerical curve can hold; the
+    evaluator answers with the closed-form bound where the mechanism has one."""
 
-    def __init__(self, loss: float) -> None:
-        super().__init__(f"privacy loss up to {loss:.4g}")
-        self.loss = loss
+
+def refuse_loss_above_range(loss: float) -> None:
+    """Refuse a release whose privacy loss exceeds ``MAX_LOSS``, saying why."""
+    if loss > MAX_LOSS:
+        size = f"of {loss:.4g}" if math.isfinite(loss) else f"above {MAX_LOSS:g}"
+        raise RangeError(
+            f"a release has a privacy loss {size} (an ε that large): e^(−loss) is below "
+            "what double precision holds, so its trade-off curve cannot be drawn; "
+            f"privspec accounts losses up to {MAX_LOSS:g}. A release like this reveals the "
+            "record outright: more noise (or a smaller ε) brings it within range")
 
 
 #: Estimated seconds per grid point where dp-accounting builds a release itself.
@@ -170,10 +178,9 @@ LIBRARY_SECONDS_PER_GRID_POINT = 2e-6
 
 def _check_library_grid(loss: Any, discretization: float) -> None:
     """Before dp-accounting builds the PLD of ``loss`` itself: its grid is not cut at
-    ±``MAX_LOSS`` (``LossRangeError`` beyond), and must fit both budgets."""
+    ±``MAX_LOSS`` (``RangeError`` beyond), and must fit both budgets."""
     bounds = loss.connect_dots_bounds()
-    if max(bounds.epsilon_upper, -bounds.epsilon_lower) > MAX_LOSS:
-        raise LossRangeError(max(bounds.epsilon_upper, -bounds.epsilon_lower))
+    refuse_loss_above_range(max(bounds.epsilon_upper, -bounds.epsilon_lower))
     check_grid(*_grid_range(bounds, discretization), discretization,
                seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
 
@@ -287,29 +294,11 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
 
 def truncated_poisson_pld(noise_multiplier: float, rate: float, dataset_size: int,
                           truncated_batch: int, *, discretization: float,
-                          log_tail_mass: float = LOG_TAIL_MASS, negligible: float = 0.0) -> Any:
+                          log_tail_mass: float = LOG_TAIL_MASS) -> Any:
     """``from_truncated_subsampled_gaussian_mechanism(...)`` under zero-out neighbours
     (dp-accounting's ``REPLACE_SPECIAL``): a mixture of the Poisson-sampled Gaussian and,
     when the batch is truncated, a sensitivity-2 one (McKenna et al. 2025).  Built by the
-    library; both grids are checked against the budgets first.  When truncation is so
-    unlikely (at most ``negligible``) that its part cannot show, it is replaced
-    by an infinite privacy loss with its probability (pessimistic: any outcome may then
-    reveal the record), beside the Poisson-sampled Gaussian: the library's mixture would
-    spread that negligible part over a grid many times wider."""
-    from scipy import stats
-
-    truncation = float(stats.binom.sf(truncated_batch - 1, dataset_size - 1, rate))
-    if truncation <= negligible:
-        sampled = gaussian_pld(noise_multiplier, sampling_prob=rate,
-                               discretization=discretization, log_tail_mass=log_tail_mass)
-        if truncation == 0.0:
-            return sampled
-        directions = [sampled._pmf_remove, sampled._pmf_add]  # (the library's own fields)
-        mixed = [pld_pmf.DensePLDPmf(discretization, pmf._lower_loss,
-                                     pmf._probs * (1.0 - truncation),
-                                     pmf._infinity_mass * (1.0 - truncation) + truncation,
-                                     True) for pmf in directions]
-        return plds.PrivacyLossDistribution(*mixed)
+    library; both grids are checked against the budgets first."""
     for sigma, adjacencies, prob in (
             (noise_multiplier, (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD), rate),
             (noise_multiplier / 2, (plm.AdjacencyType.REPLACE,), 1.0)):

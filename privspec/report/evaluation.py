@@ -28,7 +28,6 @@ from privspec.numerics import cost
 from privspec.numerics.accounting import (
     MAX_STAGE_ACCOUNTS,
     Accounted,
-    RangeError,
     StageAccount,
     account,
     chosen_discretization,
@@ -45,7 +44,7 @@ from privspec.numerics.gdp import (
     mu_from_curve,
     summarize,
 )
-from privspec.numerics.portable_pld import MAX_LOSS
+from privspec.numerics.portable_pld import MAX_LOSS, RangeError
 from privspec.numerics.risk import ExactCurve, GaussianCurve
 from privspec.numerics.shuffling import shuffled_lower_mu
 from privspec.report import formatting as fmt
