@@ -302,7 +302,7 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
         value = max(shuffled_lower_mu(
             run.noise_multiplier, run.dataset_size // run.batch_size,
             run.times() // max(1, run.dataset_size // run.batch_size), tau) for run in runs)
-        return float(fmt.round_significant(fmt.decimal_from_float(value), "down"))
+        return fmt.round_float(value, "down")
 
     from privspec.spec.loader import spec_from_data
 

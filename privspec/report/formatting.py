@@ -82,6 +82,12 @@ def round_significant(
     return rounded
 
 
+def round_float(value: float, direction: Direction) -> float:
+    """``value`` rounded as reports print it (``SIGNIFICANT_DIGITS``, in ``direction``),
+    back as a float: a figure used beyond the report, never tighter than printed."""
+    return float(round_significant(decimal_from_float(value), direction))
+
+
 def _digits_text(value: Decimal) -> str:
     """Positional text of a finite decimal, never in exponent notation."""
     return format(value, "f")

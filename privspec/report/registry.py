@@ -15,14 +15,13 @@ them: ε and μ up, to the digits the report prints.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Any
 
 import yaml
 
-from privspec.report.formatting import decimal_from_float, round_significant
+from privspec.report.formatting import round_float
 from privspec.report.model import Report
+from privspec.report.render import slug_for
 
 #: What privspec cannot know: the author fills these in (the schema requires them).
 FILL_IN = "FILL IN"
@@ -40,13 +39,8 @@ _RELATIONS = {
 
 
 def _up(value: float) -> float:
-    """``value`` rounded up to the three significant digits reports print."""
-    return float(round_significant(decimal_from_float(value), "up"))
-
-
-def _slug(title: str) -> str:
-    plain = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "_", plain.lower()).strip("_") or "privspec_report"
+    """``value`` rounded up as reports print it."""
+    return round_float(value, "up")
 
 
 def _gdp_details(report: Report) -> str:
@@ -137,7 +131,7 @@ def registry_record(report: Report) -> dict[str, Any]:
             "registry_authors": [FILL_IN],
         },
     }
-    return {"url_slug": _slug(report.title), "status": "Draft", "tier": 2,
+    return {"url_slug": slug_for(report, "_"), "status": "Draft", "tier": 2,
             "deployment": deployment}
 
 

@@ -100,8 +100,7 @@ def spec_stem(path: str | os.PathLike[str]) -> str:
 
 
 def _ascii_words(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return re.findall(r"[A-Za-z]+|[0-9]", folded)
+    return re.findall(r"[A-Za-z]+|[0-9]", _fold(text))
 
 
 def macro_prefix_for(report: Report) -> str:
@@ -122,11 +121,17 @@ def macro_prefix_for(report: Report) -> str:
     return "privspec" + (name or "Report")
 
 
+def slug_for(report: Report, separator: str = "-") -> str:
+    """The report's name in lower-case ASCII words (from the spec file's stem, or the
+    title when it has no file), joined by ``separator``: ``cifar10-eps8``."""
+    base = spec_stem(report.spec_path) if report.spec_path else report.title
+    words = (word.lower() for word in re.findall(r"[A-Za-z0-9]+", _fold(base)))
+    return separator.join(words) or "report"
+
+
 def label_for(report: Report) -> str:
     """A LaTeX label key for the report's table: ``tab:privspec-<slug>``."""
-    base = spec_stem(report.spec_path) if report.spec_path else report.title
-    slug = "-".join(word.lower() for word in re.findall(r"[A-Za-z0-9]+", _fold(base)))
-    return f"tab:privspec-{slug or 'report'}"
+    return f"tab:privspec-{slug_for(report)}"
 
 
 def figure_label_for(report: Report) -> str:
