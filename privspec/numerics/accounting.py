@@ -117,6 +117,12 @@ def _lowering(spec: s.Spec) -> _Lowering:
     return lowering
 
 
+def _poisson_step(event: ev.TruncatedPoissonEvent) -> ev.SampledEvent:
+    """The same DP-SGD step on the Poisson sample, never cut."""
+    return ev.SampledEvent(ev.GaussianEvent(event.sigma, 1.0, clipped=True), event.rate,
+                           "poisson")
+
+
 def _truncated_runs(event: ev.Event) -> int:
     """How many truncated-Poisson steps ``event`` runs in all."""
     if isinstance(event, ev.ComposedEvent):
@@ -218,7 +224,7 @@ def _spreads(event: ev.Event, replace_one: bool, times: int = 1) -> list[tuple[f
     if isinstance(event, ev.RepeatedEvent):
         return _spreads(event.event, replace_one, times * event.count)
     if isinstance(event, ev.TruncatedPoissonEvent):  # about a Poisson-sampled step's
-        return [(event.rate * math.sqrt(math.expm1(min(event.sigma**-2, MAX_LOSS))), times)]
+        return _spreads(_poisson_step(event), replace_one, times)
     if isinstance(event, ev.SampledEvent):
         rate = accountable_rate(event.rate)
         inner = _spreads(event.event, replace_one, times)
@@ -492,8 +498,7 @@ class _Lowering:
         over a grid many times wider."""
         from scipy import stats
 
-        poisson = ev.SampledEvent(ev.GaussianEvent(event.sigma, 1.0, clipped=True),
-                                  event.rate, "poisson")
+        poisson = _poisson_step(event)
         # (dp-accounting's odds of a cut, given the record is sampled)
         cut = (0.0 if event.truncated_batch >= event.dataset_size else float(
             stats.binom.sf(event.truncated_batch - 1, event.dataset_size - 1, event.rate)))
