@@ -115,12 +115,12 @@ def test_the_committed_examples_are_up_to_date(capsys: pytest.CaptureFixture[str
     The files record the numerical stack's versions; when the installed ones differ,
     tests/test_render.py still compares everything else and this test skips.
     """
-    from privspec.report.evaluation import _versions
+    from privspec.report.assembly import package_versions
 
     monkeypatch.chdir(ROOT)
     committed = (ROOT / "examples" / "rendered" / "laplace-counts.md").read_text(
         encoding="utf-8")
-    installed = ", ".join(f"{name} {version}" for name, version in sorted(_versions().items()))
+    installed = ", ".join(f"{name} {version}" for name, version in sorted(package_versions().items()))
     if f"- Versions: {installed}\n" not in committed:
         pytest.skip(f"installed versions ({installed}) differ from the committed render")
     examples = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob(
@@ -223,7 +223,7 @@ def test_an_evaluator_refusal_is_one_line_and_exit_2(
     def refuse(*_: object, **__: object) -> None:
         raise ValueError("no accounting for this")  # as the numerical stack raises it
 
-    monkeypatch.setattr(privspec.report.evaluation, "_evaluate", refuse)
+    monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse)
     before = sorted(Path().iterdir())
     assert main([command[0], LAPLACE, *command[1:]]) == 2
     err = capsys.readouterr().err.strip().splitlines()

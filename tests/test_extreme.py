@@ -49,7 +49,7 @@ def test_excess_mass_is_pessimistic_and_said() -> None:
     from privspec.numerics.accounting import Accounted
     from privspec.numerics.curve import curve_from_pmfs, pmfs_from_pld
     from privspec.numerics.portable_pld import gaussian_pld
-    from privspec.report import evaluation
+    from privspec.report import assembly
     from privspec.spec.models import Spec
 
     with cost.budget(8 * 2**30):
@@ -57,10 +57,10 @@ def test_excess_mass_is_pessimistic_and_said() -> None:
     heavy = dataclasses.replace(pmf, probs=pmf.probs * (1 + 1e-7))
     curve = curve_from_pmfs((heavy,))
     spec = Spec.model_validate(gaussian(0.05))
-    figures = evaluation._figures(curve, spec)
+    figures = assembly._figures(curve, spec)
     assert figures.mu is not None and figures.mu >= 20
     accounted = Accounted((heavy,), (), truncation=0.0)
-    codes = {w.code for w in evaluation._caveats(curve, spec, figures, accounted)}
+    codes = {w.code for w in assembly._caveats(curve, spec, figures, accounted)}
     assert "accounting/excess-mass" in codes
 
 

@@ -1,0 +1,433 @@
+"""Stage 5b: assemble a :class:`~privspec.report.model.Report` from an accounted spec.
+
+PLD (``accounting``) → trade-off curve (``curve``) → μ, regret, advantage (``gdp``) →
+the report's figures, tables and caveats.  Gomez et al. 2025's two tiers: Tier I when μ
+exists and its regret is at most the threshold, Tier II otherwise (then the table is the
+guarantee).  One discretization, no budgets: ``privspec.report.evaluation`` chooses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtr
+
+from privspec import __version__
+from privspec.numerics.accounting import (
+    MAX_STAGE_ACCOUNTS,
+    Accounted,
+    StageAccount,
+    account,
+)
+from privspec.numerics.bounds import Bound
+from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
+from privspec.numerics.gdp import (
+    GaussianSummary,
+    epsilon_from_mu_delta,
+    gaussian_tpr,
+    gaussian_tradeoff,
+    mu_from_curve,
+    summarize,
+)
+from privspec.numerics.risk import ExactCurve, GaussianCurve
+from privspec.report import formatting as fmt
+from privspec.report.describe import summarize_mechanism
+from privspec.report.model import (
+    GDP,
+    Accounting,
+    Calibrated,
+    Caveat,
+    CurvePoint,
+    EpsilonAtDelta,
+    PublishedComparison,
+    Report,
+    ReportScope,
+    TradeoffRow,
+)
+from privspec.report.risk import risk_section
+from privspec.report.wording import caveat, no_finite_mu_reason
+from privspec.spec.kinds import KINDS
+from privspec.spec.models import ReportOptions, Spec, walk
+
+#: α values at which the report samples the curve for figures (exact values there):
+#: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
+CURVE_SAMPLE_ALPHAS = tuple(
+    sorted({*np.logspace(-12, -1, 221).tolist(), *np.linspace(0.1, 1.0, 91).tolist()})
+)
+#: A curve with at most this many breakpoints is sampled at its breakpoints too (its kinks).
+CURVE_SAMPLE_BREAKPOINTS = 64
+
+
+def spec_sha256(spec: Spec) -> str:
+    """SHA-256 of the spec's canonical JSON (comments and layout do not change it)."""
+    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def package_versions() -> dict[str, str]:
+    versions = {"privspec": __version__}
+    for package in ("dp-accounting", "numpy", "scipy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:  # pragma: no cover - broken installs
+            versions[package] = "unknown"
+    return versions
+
+
+
+def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) -> list[TradeoffRow]:
+    """The Tier II table: the curve and G_μ at each α, plus α* (docs/math.md §5)."""
+    points = sorted({*alphas, curve.alpha_star})
+    return [
+        TradeoffRow(
+            alpha=alpha,
+            beta=float(curve.beta_at(alpha)),
+            tpr=float(curve.tpr_at(alpha)),
+            beta_gdp=None if mu is None else float(gaussian_tradeoff(alpha, mu)),
+            tpr_gdp=None if mu is None else float(gaussian_tpr(alpha, mu)),
+            is_alpha_star=alpha == curve.alpha_star,
+        )
+        for alpha in points
+    ]
+
+
+#: Below this many discretization steps μ is visibly inflated by the rounding of losses
+#: (one Gaussian release with μ = 10⁻⁵ reads 4.6 × 10⁻⁵ at h = 10⁻⁴).
+COARSE_STEPS = 30
+
+def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
+    """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞ and
+    every part has a bounded loss (a Gaussian never does, even when its tail underflows)."""
+    if curve.infinity_mass > 0:
+        return None
+    if not all(KINDS[kind].bounded_loss for _, kind, _ in walk(spec.mechanism)):
+        return None
+    largest = [float(chain.losses[0]) for chain in curve.points if chain.losses.size]
+    return max(largest) if largest else 0.0
+
+
+#: The largest floor the spec allows, and so the largest a report may fall back to.
+LARGEST_FLOOR = 1e-3
+
+
+def _raised_floor(curve: TradeoffCurve, spec: Spec) -> float | None:
+    """The smallest power of ten that the accounting can meet as a floor, when the one
+    asked for cannot be and no release of the mechanism ``leaks`` (an (ε, δ) release's δ
+    is true mass at +∞: then no finite μ is the true answer, Gomez et al. 2025, Prop. 6.2).
+    None when not needed or not possible."""
+    if any(KINDS[kind].leaks for _, kind, _ in walk(spec.mechanism)):
+        return None
+    floor = fmt.power_of_ten_above(curve.tail_mass_at_zero)
+    return floor if spec.accounting.floor < floor <= LARGEST_FLOOR else None
+
+
+def _stages_skipped(accounted: Accounted) -> int:
+    """How many distinct top-level stages have no μ of their own computed."""
+    return len({id(stage) for stage in accounted.stages
+                if stage.exact_mu is None and stage.pmfs is None})
+
+
+def _stage_mu(stage: StageAccount, floor: float) -> float | None:
+    """μ of one top-level stage on its own (None when it has no finite μ)."""
+    if stage.pmfs is None:
+        return stage.exact_mu
+    mu = mu_from_curve(curve_from_pmfs(stage.pmfs), floor)
+    return mu if math.isfinite(mu) else None
+
+
+def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
+    """Each top-level stage's own μ, for "what each stage adds"; None for a single stage."""
+    if len(accounted.stages) < 2:
+        return None
+    mus: dict[int, float | None] = {}  # identical stages share one StageAccount
+    for stage in accounted.stages:
+        if id(stage) not in mus:
+            mus[id(stage)] = _stage_mu(stage, spec.accounting.floor)
+    return [mus[id(stage)] for stage in accounted.stages]
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """The Gaussian-DP figures of a curve at the floor that could be met."""
+
+    numbers: GaussianSummary
+    floor: float  # τ used: the spec's, or the smallest power of ten that can be met
+    raised: bool  # whether the spec's floor could not be met
+    regret_resolution: float  # regrets below this are within the composition's error
+    infinity: float  # δ∞ as reported: a truncated tail's bound as its power of ten
+    tier1: bool
+
+    @property
+    def mu(self) -> float | None:
+        return self.numbers.mu if math.isfinite(self.numbers.mu) else None
+
+
+def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
+    """μ, regret and advantage at the spec's floor, or at the smallest power of ten the
+    accounting can meet when it cannot meet that one (``_raised_floor``)."""
+    floor = model.accounting.floor
+    numbers = summarize(curve, floor)
+    raised = _raised_floor(curve, model) if not math.isfinite(numbers.mu) else None
+    if raised is not None:
+        floor, numbers = raised, summarize(curve, raised)
+    finite = math.isfinite(numbers.mu)
+    return _Figures(
+        numbers=numbers, floor=floor, raised=raised is not None,
+        # Regrets within the composition's error bound are not resolved: printed as a bound.
+        regret_resolution=max(fmt.REGRET_RESOLUTION, fmt.power_of_ten_above(curve.relative_error)),
+        # Truncated tails (at most the floor) are a bound whose digits the composition's
+        # rounding moves: reported as the power of ten above; a real δ as it is.
+        infinity=(fmt.power_of_ten_above(curve.infinity_mass)
+                  if curve.infinity_mass <= floor else curve.infinity_mass),
+        tier1=(finite and numbers.regret is not None
+               and numbers.regret <= model.report.regret_threshold))
+
+
+def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
+             accounted: Accounted) -> list[Caveat]:
+    """Every caveat that applies, in the order the report lists them."""
+    numbers, accounting = figures.numbers, model.accounting
+    gridded = accounted.exact_method is None
+    finite = figures.mu is not None
+    warnings: list[Caveat] = []
+    if figures.raised:
+        warnings.append(caveat("accounting/floor-raised", asked=accounting.floor,
+                               unresolved=curve.tail_mass_at_zero, floor=figures.floor))
+    if not finite:
+        warnings.append(caveat("report/no-finite-mu", infinity=figures.infinity,
+                                floor=figures.floor))
+    elif not figures.tier1:
+        warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
+                               resolution=figures.regret_resolution,
+                               threshold=model.report.regret_threshold))
+    excess = max(chain.excess_mass for chain in curve.points)
+    if finite and excess > 0.01 * numbers.alpha_star:
+        warnings.append(caveat("accounting/excess-mass", excess=excess,
+                               alpha_star=numbers.alpha_star))
+    if gridded and finite and 0 < numbers.mu < COARSE_STEPS * accounting.discretization:
+        warnings.append(caveat("accounting/coarse-discretization", mu=numbers.mu,
+                               steps=COARSE_STEPS, discretization=accounting.discretization))
+    coarse = [(loss, count) for loss, count in accounted.reach
+              if count > 1 and 0 < loss < COARSE_STEPS * accounting.discretization]
+    if finite and coarse and not any(w.code == "accounting/coarse-discretization"
+                                     for w in warnings):
+        loss, count = min(coarse)
+        warnings.append(caveat("accounting/coarse-release", loss=loss, count=count,
+                               steps=round(loss / accounting.discretization),
+                               discretization=accounting.discretization))
+    if not curve.certified:
+        warnings.append(caveat("accounting/uncertified-composition"))
+    if stages_skipped := _stages_skipped(accounted):
+        warnings.append(caveat("report/stage-mu-skipped", stages=stages_skipped,
+                               most=MAX_STAGE_ACCOUNTS))
+    if 0 < curve.infinity_mass <= figures.floor:
+        leaks = any(KINDS[kind].leaks for _, kind, _ in walk(model.mechanism))
+        warnings.append(caveat("report/delta-within-floor" if leaks else "accounting/floor",
+                               infinity=figures.infinity, floor=figures.floor))
+    return warnings
+
+
+def _no_mu_reason(figures: _Figures) -> str | None:
+    return (None if figures.mu is not None
+            else no_finite_mu_reason(infinity=figures.infinity, floor=figures.floor))
+
+
+def _sample_alphas(alpha_star: float, options: ReportOptions,
+                   breakpoints: tuple[float, ...] = ()) -> list[float]:
+    """Where the report samples the curve: the figures' α's, the table's α's, α* (where
+    β = α) and, for a curve with few kinks, its breakpoints."""
+    extra = (alpha_star, *options.alphas, *breakpoints)
+    return sorted({*CURVE_SAMPLE_ALPHAS, *(float(a) for a in extra if 0 <= a <= 1)})
+
+
+def _curve_sample(curve: TradeoffCurve, options: ReportOptions) -> list[CurvePoint]:
+    """The curve at ``_sample_alphas``, exactly."""
+    kinks = tuple(curve.alpha.tolist()) if curve.alpha.size <= CURVE_SAMPLE_BREAKPOINTS else ()
+    sample = np.asarray(_sample_alphas(curve.alpha_star, options, kinks))
+    return [CurvePoint(alpha=float(a), beta=float(b), tpr=float(t))
+            for a, b, t in zip(sample, curve.beta_at(sample), curve.tpr_at(sample), strict=True)]
+
+
+def _epsilons(model: Spec, epsilons_at: Callable[[list[float]], list[float]],
+              pure_epsilon: float | None) -> tuple[list[EpsilonAtDelta], PublishedComparison | None]:
+    """ε at the report's δ's (None where infinite), and the published claim beside ours
+    (ε at its δ, or the pure-DP ε for δ = 0); ``epsilons_at`` computes ε for a list of δ's."""
+    published = model.published
+    asked = sorted({*model.report.deltas, *([published.delta] if published else [])} - {0})
+    epsilon_at = dict(zip(asked, epsilons_at(asked), strict=True))
+    epsilons = [EpsilonAtDelta(delta=delta, epsilon=epsilon_at[delta]
+                               if math.isfinite(epsilon_at[delta]) else None)
+                for delta in model.report.deltas]
+    if published is None:
+        return epsilons, None
+    ours = pure_epsilon if published.delta == 0 else epsilon_at[published.delta]
+    return epsilons, PublishedComparison(
+        epsilon=published.epsilon, delta=published.delta, source=published.source,
+        epsilon_privspec=ours if ours is not None and math.isfinite(ours) else None)
+
+
+def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str | None,
+            **figures: Any) -> Report:
+    """A Report: the spec's own fields, and ``figures`` (gdp, tables, accounting…)."""
+    return Report(
+        title=model.title, description=model.description, unit=model.unit,
+        neighbouring=model.neighbouring,
+        mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
+        scope=None if model.scope is None else ReportScope(**model.scope.model_dump()),
+        calibrated=(None if model.calibrated is None
+                    else Calibrated(**model.calibrated.model_dump())),
+        spec_sha256=spec_sha256(model),
+        spec_path=spec_path if spec_path is not None else path,
+        **figures)
+
+
+#: The closed-form μ-GDP of plain Gaussian releases (exact) and the closed-form bound
+#: of any mechanism whose releases all have one (``privspec.numerics.bounds``).
+EXACT_GAUSSIAN_METHOD = ("closed form: plain Gaussian releases compose to exactly μ-GDP "
+                         "with μ = √Σ(Δᵢ/σᵢ)² (Dong, Roth & Su 2022, Cor. 3.3)")
+BOUND_METHOD = ("closed-form bound: each release is μᵢ-GDP (Gaussians Δ/σ, ε-DP releases "
+                "2Φ⁻¹(e^ε/(1 + e^ε)), sampling ignored), and μ² add up (Dong, Roth & Su "
+                "2022, Cor. 3.3)")
+#: The closed-form bound replaces a numerical μ it undercuts by more than this (relative):
+#: within it the numerical curve, which keeps the mechanism's own shape, is reported.
+BOUND_MARGIN = 1e-3
+
+
+def gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | None,
+                     spec_path: str | None, warnings: list[Caveat] | None = None) -> Report:
+    """A report whose trade-off curve is G_μ: exactly, for a mechanism made only of plain
+    Gaussian releases (``warnings`` None), or as the closed-form bound of every release
+    (``accounted.bound``; ``warnings`` say why).  Regret 0, α* = Φ(−μ/2), the best
+    advantage 2Φ(μ/2) − 1, and ε(δ) solves δ_μ(ε) = δ (or basic composition's ε, when
+    smaller); nothing is discretized, at any μ."""
+    options, bound = model.report, accounted.bound
+    alpha_star = float(ndtr(-mu / 2))
+    table = sorted({*options.alphas, alpha_star})
+    rows = [TradeoffRow(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
+                        tpr=float(gaussian_tpr(a, mu)), beta_gdp=float(gaussian_tradeoff(a, mu)),
+                        tpr_gdp=float(gaussian_tpr(a, mu)), is_alpha_star=a == alpha_star)
+            for a in table]
+    pure = bound.epsilon if warnings is not None and math.isfinite(bound.epsilon) else None
+    epsilons, published = _epsilons(
+        model, lambda deltas: [min(epsilon_from_mu_delta(mu, d), bound.epsilon)
+                               for d in deltas], pure)
+    return _report(
+        model, accounted, path, spec_path,
+        gdp=GDP(mu=mu, no_finite_mu_reason=None, regret=0.0,
+                regret_resolution=fmt.REGRET_RESOLUTION,
+                regret_threshold=options.regret_threshold, tier=1,
+                advantage=float(1 - 2 * ndtr(-mu / 2)), alpha_star=alpha_star,
+                mass_at_infinity=0.0, bound=warnings is not None),
+        tradeoff=rows,
+        epsilons=epsilons,
+        pure_epsilon=pure,
+        published=published,
+        curve=[CurvePoint(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
+                          tpr=float(gaussian_tpr(a, mu)))
+               for a in _sample_alphas(alpha_star, options)],
+        risk=risk_section(model, GaussianCurve(mu), mu, 0.0, epsilons, pure),
+        accounting=Accounting(
+            method=EXACT_GAUSSIAN_METHOD if warnings is None else BOUND_METHOD,
+            discretization=model.accounting.discretization, floor=model.accounting.floor,
+            tail_mass_truncation=0.0, relative_error=0.0, versions=package_versions()),
+        warnings=warnings or [],
+    )
+
+
+def _bound_epsilon(bound: Bound, delta: float) -> float:
+    """ε(δ) of the closed-form bounds: basic composition's ε, or μ-GDP's ε(δ)."""
+    mu_epsilon = epsilon_from_mu_delta(bound.mu, delta) if math.isfinite(bound.mu) else math.inf
+    return min(bound.epsilon, mu_epsilon)
+
+
+def _bound_report(model: Spec, accounted: Accounted, numerical_mu: float | None,
+                  path: str | None, spec_path: str | None) -> Report | None:
+    """The closed-form bound's report, when it undercuts the numerical μ (``None``: no
+    finite one) by more than ``BOUND_MARGIN``; None otherwise."""
+    mu = accounted.bound.mu
+    if not math.isfinite(mu) or (numerical_mu is not None
+                                 and mu >= numerical_mu * (1 - BOUND_MARGIN)):
+        return None
+    numbers = {} if numerical_mu is None else {"numerical": numerical_mu}
+    why = caveat("accounting/closed-form-bound", bound=mu,
+                 discretization=model.accounting.discretization, **numbers)
+    return gaussian_report(model, mu, accounted, path, spec_path, [why])
+
+
+def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
+    """Account a validated spec at its discretization and assemble its report (budgets,
+    retries and coarser grids are ``privspec.report.evaluation``'s)."""
+    options, accounting = model.report, model.accounting
+    accounted = account(model)
+    if accounted.exact_mu is not None:
+        return gaussian_report(model, accounted.exact_mu, accounted, path, spec_path)
+    curve = curve_from_pmfs(accounted.pmfs)
+    figures = _figures(curve, model)
+    numbers = figures.numbers
+    bounded = _bound_report(model, accounted, figures.mu, path, spec_path)
+    if bounded is not None:
+        return bounded
+    if figures.mu is not None and accounted.bound.mu < figures.mu:
+        # Within BOUND_MARGIN above the closed form: μ is the closed form's (the regret,
+        # computed at the numerical μ, only overstates the misfit).
+        figures = dataclasses.replace(
+            figures, numbers=dataclasses.replace(figures.numbers, mu=accounted.bound.mu))
+        numbers = figures.numbers
+
+    bound = accounted.bound
+    # pure DP: the curve's largest loss, or basic composition's closed form (which holds
+    # even where the numerical curve has truncated tails at +∞), whichever is smaller
+    pure = [e for e in (_pure_epsilon(curve, model), bound.epsilon)
+            if e is not None and math.isfinite(e)]
+    pure_epsilon = min(pure) if pure else None
+    epsilons, published = _epsilons(
+        model, lambda deltas: [min(numerical, _bound_epsilon(bound, d)) for d, numerical
+                               in zip(deltas, epsilons_for_deltas(curve.points, deltas),
+                                      strict=True)],
+        pure_epsilon)
+    versions = package_versions()
+    return _report(
+        model, accounted, path, spec_path,
+        gdp=GDP(
+            mu=figures.mu,
+            no_finite_mu_reason=_no_mu_reason(figures),
+            regret=numbers.regret,
+            regret_resolution=figures.regret_resolution,
+            regret_threshold=options.regret_threshold,
+            tier=1 if figures.tier1 else 2,
+            advantage=numbers.advantage,
+            alpha_star=numbers.alpha_star,
+            mass_at_infinity=figures.infinity,
+        ),
+        tradeoff=_tradeoff_rows(curve, options.alphas, figures.mu),
+        epsilons=epsilons,
+        pure_epsilon=pure_epsilon,
+        published=published,
+        curve=_curve_sample(curve, options),
+        risk=risk_section(model, ExactCurve(curve), figures.mu, figures.floor, epsilons,
+                          pure_epsilon),
+        accounting=Accounting(
+            method=accounted.exact_method or (
+                f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
+                "(connect-the-dots, pessimistic), composed by "
+                + ("privspec's tilted FFTs" if curve.certified else "dp-accounting's FFTs")),
+            discretization=accounting.discretization,
+            floor=figures.floor,
+            requested_floor=accounting.floor if figures.raised else None,
+            tail_mass_truncation=accounted.truncation,
+            relative_error=curve.relative_error if curve.certified else None,
+            versions=versions,
+        ),
+        warnings=_caveats(curve, model, figures, accounted),
+    )
