@@ -76,6 +76,15 @@ def test_one_gaussian_is_one_over_sigma(sigma: float) -> None:
     assert report.gdp.tier == 1
 
 
+@pytest.mark.parametrize("sigma", [0.5, 3.0, 7e14, 1e12])
+def test_a_gaussians_advantage_is_erf_even_where_one_minus_two_phi_cancels(sigma: float) -> None:
+    """η = 2Φ(μ/2) − 1 = erf(μ/(2√2)): at μ = 1.4 × 10⁻¹⁵, 1 − 2Φ(−μ/2) read 2.6 % low."""
+    mu = 1 / sigma
+    exact = math.erf(mu / (2 * math.sqrt(2)))
+    advantage = privspec.evaluate(make_spec({"gaussian": {"sigma": sigma}})).gdp.advantage
+    assert advantage == pytest.approx(exact, rel=1e-12)
+
+
 @pytest.mark.parametrize(("sensitivity", "sigma"), [(3.0, 2.0), (0.5, 1.0), (2.0, 4.0)])
 def test_gaussian_sensitivity_over_sigma(sensitivity: float, sigma: float) -> None:
     report = privspec.evaluate(make_spec({"gaussian": {"sigma": sigma,

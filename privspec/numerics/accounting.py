@@ -199,6 +199,10 @@ class Accounted:
     #: (largest finite privacy loss, how often it runs) of each release other than the
     #: exact Gaussian part: how many grid steps its losses span.
     reach: tuple[tuple[float, int], ...] = ()
+    #: The largest finite privacy loss any outcome of the whole mechanism has: the sum of
+    #: each run's largest (the composed PMFs drop losses whose probability underflows,
+    #: so their own largest can be far below it); ∞ when a release's PMF has mass at +∞.
+    largest_loss: float = math.inf
     #: Closed-form μ-GDP and ε-DP bounds of the whole mechanism, release by release.
     bound: Bound = NONE
     #: How ``pmfs`` were found, in words, when exactly (no grid); None when numerically.
@@ -301,8 +305,11 @@ def account(spec: s.Spec) -> Accounted:
         return Accounted(pmfs=(), stages=stages, truncation=0.0,
                          exact_mu=math.sqrt(total.gaussian_mu_squared), bound=bound)
     reach = tuple((_largest_loss(pmfs), count) for pmfs, count in total.releases.values())
+    truncated = any(pmf.infinity_mass > 0 for pmfs, _ in total.releases.values() for pmf in pmfs)
+    largest = math.inf if truncated else math.fsum(loss * count for loss, count in reach)
     return Accounted(pmfs=lowering.finish(total), stages=stages,
-                     truncation=lowering.truncation, reach=reach, bound=bound)
+                     truncation=lowering.truncation, reach=reach, bound=bound,
+                     largest_loss=largest)
 
 
 def _stage_accounts(root: ev.Event, own: Callable[[ev.Event, int, bool], StageAccount]
@@ -342,7 +349,8 @@ def _exactly_binomial(root: ev.Event, bound: Bound) -> Accounted | None:
         return StageAccount(None, None if pmf is None else (_cut_above_range(pmf),))
 
     return Accounted(pmfs=(_cut_above_range(whole),), stages=_stage_accounts(root, own),
-                     truncation=0.0, bound=bound, exact_method=BINOMIAL_METHOD)
+                     truncation=0.0, bound=bound, exact_method=BINOMIAL_METHOD,
+                     largest_loss=math.inf if delta > 0 else runs[2] * epsilon)
 
 
 def internal_failure(error: BaseException) -> str:

@@ -19,7 +19,7 @@ from importlib import metadata
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import erf, ndtr
 
 from privspec import __version__
 from privspec.numerics.accounting import (
@@ -87,8 +87,10 @@ def package_versions() -> dict[str, str]:
 
 
 def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) -> list[TradeoffRow]:
-    """The Tier II table: the curve and G_μ at each α, plus α* (docs/math.md §5)."""
+    """The Tier II table: the curve and G_μ at each α, plus α* (docs/math.md §5).  G_μ is
+    taken at μ as printed (rounded up), the μ its column's label names."""
     points = sorted({*alphas, curve.alpha_star})
+    mu = None if mu is None else fmt.round_float(mu, "up")
     return [
         TradeoffRow(
             alpha=alpha,
@@ -106,15 +108,14 @@ def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) 
 #: (one Gaussian release with μ = 10⁻⁵ reads 4.6 × 10⁻⁵ at h = 10⁻⁴).
 COARSE_STEPS = 30
 
-def _pure_epsilon(curve: TradeoffCurve, spec: Spec) -> float | None:
-    """ε of a pure-DP guarantee: the largest finite loss, when nothing sits at +∞ and
-    every part has a bounded loss (a Gaussian never does, even when its tail underflows)."""
-    if curve.infinity_mass > 0:
-        return None
+def _pure_epsilon(accounted: Accounted, spec: Spec) -> float | None:
+    """ε of a pure-DP guarantee: the largest privacy loss any outcome has, when every part
+    has a bounded loss (a Gaussian never does, even when its tail underflows).  Taken from
+    the releases, not from the composed curve, whose losses of underflowed probability are
+    gone (5,000 runs of ε = 0.01 have loss 50 with probability e⁻⁸⁵⁰, not 0)."""
     if not all(KINDS[kind].bounded_loss for _, kind, _ in walk(spec.mechanism)):
         return None
-    largest = [float(chain.losses[0]) for chain in curve.points if chain.losses.size]
-    return max(largest) if largest else 0.0
+    return accounted.largest_loss if math.isfinite(accounted.largest_loss) else None
 
 
 #: The largest floor the spec allows, and so the largest a report may fall back to.
@@ -309,14 +310,15 @@ def gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | No
     """A report whose trade-off curve is G_μ: exactly, for a mechanism made only of plain
     Gaussian releases (``warnings`` None), or as the closed-form bound of every release
     (``accounted.bound``; ``warnings`` say why).  Regret 0, α* = Φ(−μ/2), the best
-    advantage 2Φ(μ/2) − 1, and ε(δ) solves δ_μ(ε) = δ (or basic composition's ε, when
-    smaller); nothing is discretized, at any μ."""
+    advantage 2Φ(μ/2) − 1 = erf(μ/2√2) (no cancellation at tiny μ), and ε(δ) solves
+    δ_μ(ε) = δ (or basic composition's ε, when smaller); nothing is discretized."""
     options, bound = model.report, accounted.bound
     alpha_star = float(ndtr(-mu / 2))
     table = sorted({*options.alphas, alpha_star})
+    shown = fmt.round_float(mu, "up")  # the μ the G_μ column's label names
     rows = [TradeoffRow(alpha=a, beta=float(gaussian_tradeoff(a, mu)),
-                        tpr=float(gaussian_tpr(a, mu)), beta_gdp=float(gaussian_tradeoff(a, mu)),
-                        tpr_gdp=float(gaussian_tpr(a, mu)), is_alpha_star=a == alpha_star)
+                        tpr=float(gaussian_tpr(a, mu)), beta_gdp=float(gaussian_tradeoff(a, shown)),
+                        tpr_gdp=float(gaussian_tpr(a, shown)), is_alpha_star=a == alpha_star)
             for a in table]
     pure = bound.epsilon if warnings is not None and math.isfinite(bound.epsilon) else None
     epsilons, published = _epsilons(
@@ -324,10 +326,12 @@ def gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | No
                                for d in deltas], pure)
     return _report(
         model, accounted, path, spec_path,
+        # (A bound's regret is that of the curve it reports, G_μ itself: its caveat says
+        # the table and the regret describe the bound, not the mechanism's own curve.)
         gdp=GDP(mu=mu, no_finite_mu_reason=None, regret=0.0,
                 regret_resolution=fmt.REGRET_RESOLUTION,
                 regret_threshold=options.regret_threshold, tier=1,
-                advantage=float(1 - 2 * ndtr(-mu / 2)), alpha_star=alpha_star,
+                advantage=float(erf(mu / (2 * math.sqrt(2)))), alpha_star=alpha_star,
                 mass_at_infinity=0.0, bound=warnings is not None),
         tradeoff=rows,
         epsilons=epsilons,
@@ -386,9 +390,9 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
         numbers = figures.numbers
 
     bound = accounted.bound
-    # pure DP: the curve's largest loss, or basic composition's closed form (which holds
-    # even where the numerical curve has truncated tails at +∞), whichever is smaller
-    pure = [e for e in (_pure_epsilon(curve, model), bound.epsilon)
+    # pure DP: the releases' largest losses summed, or basic composition's closed form
+    # (which ignores sampling), whichever is smaller
+    pure = [e for e in (_pure_epsilon(accounted, model), bound.epsilon)
             if e is not None and math.isfinite(e)]
     pure_epsilon = min(pure) if pure else None
     epsilons, published = _epsilons(

@@ -90,8 +90,11 @@ class TradeoffRow(_Frozen):
     beta: float = Field(description="Lowest false-negative rate f(α) on the mechanism's curve.")
     tpr: float = Field(
         description="Highest true-positive rate 1 − f(α), kept without cancellation (accurate when tiny).")
-    beta_gdp: float | None = Field(description="G_μ(α) for the reported μ; null without μ.")
-    tpr_gdp: float | None = Field(description="1 − G_μ(α), accurate when tiny; null without μ.")
+    beta_gdp: float | None = Field(description=(
+        "G_μ(α) for μ as reports print it (rounded up to 3 significant digits, so that the "
+        "column matches its label); null without μ."))
+    tpr_gdp: float | None = Field(description=(
+        "1 − G_μ(α) for μ as printed, accurate when tiny; null without μ."))
     is_alpha_star: bool = Field(description="True for the best-advantage attack's α*.")
 
 
