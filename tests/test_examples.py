@@ -99,3 +99,20 @@ def test_cifar10_example_matches_math_md_section_7() -> None:
     assert 1.0e-3 <= report.gdp.regret <= 1.3e-3
     assert report.epsilons[0].epsilon == pytest.approx(7.42, abs=0.01)
     assert report.published is not None and report.published.epsilon == 8
+
+
+def test_the_readme_gallery_prints_what_the_reports_print() -> None:
+    """The README's gallery row of each example has the μ, regret and tier its report
+    prints (a regret below the composition's resolution as the same bound)."""
+    from privspec.report.formatting import fmt_mu, fmt_regret_of
+
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines()
+            if line.startswith("| [`") and ".privspec.yaml)" in line]
+    assert len(rows) >= 7
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split(" | ")]
+        stem = cells[0].split("`")[1]
+        report = example_report(stem)
+        mu = "—" if report.gdp.mu is None else fmt_mu(report.gdp.mu)
+        assert cells[2:] == [mu, fmt_regret_of(report.gdp), f"Tier {'I' * report.gdp.tier}"], stem

@@ -101,7 +101,7 @@ def test_plot_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch.setattr(figures, "available", lambda: False)
     assert main(["plot", str(LAPLACE), "-o", str(tmp_path / "curve.svg")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install 'privspec[plot]'" in err
+    assert err.count("\n") == 1 and "pip install 'matplotlib>=3.8'" in err
     assert not (tmp_path / "curve.svg").exists()
 
 
@@ -150,7 +150,7 @@ def test_render_without_matplotlib_still_works(tmp_path: Path,
     assert main(["render", str(LAPLACE), "-f", "markdown,html,latex", "--output-dir",
                  str(out)]) == 0
     err = capsys.readouterr().err
-    assert err.count("no figure, matplotlib is not installed (pip install 'privspec[plot]')") == 1
+    assert err.count("no figure, matplotlib is not installed (pip install 'matplotlib>=3.8')") == 1
     assert not list(out.glob("*-tradeoff.*"))
     assert "tradeoff.svg" not in (out / "laplace-counts.md").read_text(encoding="utf-8")
     page = (out / "laplace-counts.html").read_text(encoding="utf-8")

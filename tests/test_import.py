@@ -103,8 +103,9 @@ def test_the_python_api_builds_the_same_specs() -> None:
         dp_accounting.PoissonSampledDpEvent(0.004, dp_accounting.GaussianDpEvent(1.1)), 10_000)
     said = {"unit": "one training example", "neighbouring": "add-or-remove"}
     from_event = privspec.from_dp_event(event, sampling="poisson", **said)
-    from_history = privspec.from_opacus([(1.1, 0.004, 10_000)], **said)
-    from_state = privspec.from_opacus({"history": [[1.1, 0.004, 10_000]]}, **said)
+    from_history = privspec.from_opacus([(1.1, 0.004, 10_000)], sampling="poisson", **said)
+    from_state = privspec.from_opacus({"history": [[1.1, 0.004, 10_000]]}, sampling="poisson",
+                                      **said)
     assert from_event.mechanism == from_history.mechanism == from_state.mechanism
     assert from_event.description is not None and "given in Python" in from_event.description
     assert privspec.evaluate(from_event).gdp == privspec.evaluate(from_history).gdp
@@ -112,6 +113,8 @@ def test_the_python_api_builds_the_same_specs() -> None:
 
     with pytest.raises(RecordError):
         privspec.from_opacus([(1.1, 0.004, 100)], sampling="shuffled", **said)
+    with pytest.raises(TypeError, match="sampling"):  # never guessed: the history lacks it
+        privspec.from_opacus([(1.1, 0.004, 100)], **said)  # type: ignore[call-arg]
 
 
 def _jax(tmp_path: Path, record: dict[str, object], sampling: str = "poisson"

@@ -554,7 +554,7 @@ def render(
     Documents go to stdout (several are separated by a blank line) unless -o or
     --output-dir is given; diagnostics go to stderr. Written Markdown shows the
     trade-off figure from files beside it (<stem>-tradeoff.svg and .png, needs
-    matplotlib: pip install 'privspec[plot]'); Markdown on stdout has no figure.
+    matplotlib: pip install 'matplotlib>=3.8'); Markdown on stdout has no figure.
     LaTeX draws it with pgfplots; HTML inlines it. Nothing is written unless
     every spec loads, evaluates and renders; each file is replaced atomically.
     Exit 0 when done, 1 when --check finds a stale file, 2 when it cannot run.

@@ -14,10 +14,10 @@ reported μ on the same α's, and the Tier II rows marked.  Two panels:
 
 :func:`series_from_report` does the arithmetic once for every back end (matplotlib
 here, pgfplots through the LaTeX templates, see :func:`pgfplots_coordinates`).
-matplotlib is an optional dependency (``pip install 'privspec[plot]'``) imported
-only inside :func:`figure_bytes` and :func:`comparison_bytes`, with the Agg back
-end and fixed metadata (no dates, no versions, a fixed SVG hash salt) so that the
-same report gives the same bytes and figures can be committed next to reports.
+matplotlib is an optional dependency (privspec's ``plot`` extra) imported only inside
+:func:`figure_bytes` and :func:`comparison_bytes`, with the Agg back end and fixed
+metadata (no dates, no versions, a fixed SVG hash salt) so that the same report gives
+the same bytes and figures can be committed next to reports.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 FigureFormat = Literal["svg", "png", "pdf"]
 FIGURE_FORMATS: tuple[FigureFormat, ...] = ("svg", "png", "pdf")
-INSTALL_HINT = "pip install 'privspec[plot]'"
+INSTALL_HINT = "pip install 'matplotlib>=3.8'"
 #: Width and height in inches: two panels that stay readable at a text width of ~6.5 in.
 FIGURE_SIZE = (7.0, 3.9)
 PNG_DPI = 150

@@ -351,10 +351,12 @@ def spec_from_dp_event(event: Any, *, unit: str, neighbouring: str, sampling: st
     return _validated(from_dp_event(_plain(event), None, "given in Python", said))
 
 
-def spec_from_opacus(history: Any, *, unit: str, neighbouring: str, sampling: str = "poisson",
+def spec_from_opacus(history: Any, *, unit: str, neighbouring: str, sampling: str,
                      title: str = "Imported Opacus accountant history") -> Spec:
     """The spec of Opacus's accountant history, ``accountant.history`` (a list of (noise
-    multiplier, sample rate, steps)) or its ``state_dict()`` (``privspec.from_opacus``)."""
+    multiplier, sample rate, steps)) or its ``state_dict()`` (``privspec.from_opacus``).
+    ``sampling`` is the caller's word for how batches were drawn, never a default: the
+    history does not record it, and the spec says it was asserted."""
     said = Assertions(unit=unit, neighbouring=neighbouring, sampling=sampling, title=title)
     record = history if isinstance(history, dict) else {"history": _plain(list(history))}
     return _validated(from_opacus(record, None, "given in Python", said))
