@@ -340,8 +340,12 @@ def evaluate(
             head = f"μ = {fmt.fmt_mu(gdp.mu)}, regret {fmt.fmt_regret_of(gdp)}"
         epsilons = ", ".join(f"ε = {fmt.fmt_epsilon(e.epsilon)} at δ = {fmt.fmt_given(e.delta)}"
                              for e in report.epsilons)
+        # Caveats that change what the figures mean are named (the report words them);
+        # the floor's, in nearly every report, is not.
+        named = [w.code for w in report.warnings if w.code != "accounting/floor"]
+        said = f"; caveats (see the report): {', '.join(named)}" if named else ""
         typer.echo(f"{path}: {head}, Tier {'I' if gdp.tier == 1 else 'II'}, "
-                   f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}")
+                   f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}{said}")
 
 
 TABLE3_EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
