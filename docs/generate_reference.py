@@ -25,16 +25,33 @@ COMMANDS = ["validate", "render", "evaluate", "calibrate", "table", "convert", "
             "schema"]
 
 
+#: Each kind's YAML key and the model under it (or, for ``compose``, of its list's items),
+#: from the schema's one-key ``…Node`` wrappers: set by ``spec_page``.
+_KIND_KEYS: dict[str, tuple[str, str]] = {}
+
+
+def _kind_keys(defs: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Node name → (YAML key, model name) for every mechanism kind."""
+    keys = {}
+    for name, node in defs.items():
+        if name.endswith("Node"):
+            (key, value), = node["properties"].items()
+            target = value.get("$ref") or value["items"]["$ref"]
+            keys[name] = (key, target.rsplit("/", 1)[-1])
+    return keys
+
+
 def _type(field: dict[str, Any]) -> str:
     if "$ref" in field:
         name = field["$ref"].rsplit("/", 1)[-1]
         return f"[{name}](#{name.lower()})"
     if "oneOf" in field:  # the mechanism: one of the kinds' one-key mappings
-        names = [option["$ref"].rsplit("/", 1)[-1].removesuffix("Node")
+        kinds = [_KIND_KEYS[option["$ref"].rsplit("/", 1)[-1]]
                  for option in field["oneOf"] if "$ref" in option]
         # a composition is a list of stages: its entry is the Stage model's
-        return "one of " + ", ".join(
-            f"[{name}](#{'stage' if name == 'Compose' else name.lower()})" for name in names)
+        return "a mapping with one key, the kind: " + ", ".join(
+            f"`{key}:` [{model}](#{model.lower()})"
+            + (" (a list)" if key == "compose" else "") for key, model in kinds)
     if "anyOf" in field:
         return " or ".join(_type(option) for option in field["anyOf"] if option != {"type": "null"})
     if "enum" in field:
@@ -57,7 +74,7 @@ def _limits(field: dict[str, Any]) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return " ".join(text.split()).replace("``", "`").replace("|", "\\|")
 
 
 def _table(model: dict[str, Any]) -> list[str]:
@@ -76,6 +93,8 @@ def spec_page() -> str:
     from privspec.spec.schema import json_schema
 
     schema = json_schema()
+    _KIND_KEYS.update(_kind_keys(schema.get("$defs", {})))
+    keyed = {model: key for key, model in _KIND_KEYS.values()}
     lines = ["# Spec reference", "",
              "Generated from the spec's JSON Schema (`privspec schema`) by "
              "`docs/generate_reference.py`; do not edit.", "",
@@ -84,7 +103,11 @@ def spec_page() -> str:
     for name, model in sorted(schema.get("$defs", {}).items()):
         if name.endswith("Node"):
             continue  # a kind's one-key wrapper: the kind's own model is listed
-        lines += [f"## {name}", "", _cell(model.get("description", "")), "", *_table(model), ""]
+        key = (f"Written as `{keyed[name]}:` "
+               + ("(a list of these stages)" if keyed[name] == "compose" else "(its fields under it)")
+               + ". " if name in keyed else "")
+        lines += [f"## {name}", "", key + _cell(model.get("description", "")), "",
+                  *_table(model), ""]
     return "\n".join(lines)
 
 

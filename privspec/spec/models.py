@@ -221,9 +221,9 @@ class Budget(_Strict):
     """Limits the mechanism must stay within, enforced by ``privspec check``.
 
     A policy, not part of the mechanism: it travels with the spec so that CI and
-    pre-commit can gate changes, but it never changes a report's numbers (it is
-    left out of ``model_dump`` and of the spec's SHA-256; read ``spec.budget``).
-    Limits given on the command line apply in addition to these.
+    pre-commit can gate changes, but it never changes a report's numbers, nor the
+    spec's SHA-256 that reports print. Limits given on the command line apply in
+    addition to these.
     """
 
     max_mu: PositiveFloat | None = Field(
