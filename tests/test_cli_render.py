@@ -240,3 +240,25 @@ def test_the_reproduce_command_is_shell_quoted(capsys: pytest.CaptureFixture[str
     assert main(["render", str(spaced), "-f", "markdown:model-card"]) == 0
     assert ("`privspec render 'my counts.privspec.yaml' --format markdown:model-card`"
             in capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("command", [
+    ["render", LAPLACE, "-o", LAPLACE], ["render", LAPLACE, "-f", "json", "-o", LAPLACE],
+    ["table", LAPLACE, "-o", LAPLACE], ["export", "--dp-event", LAPLACE, "-o", LAPLACE]])
+def test_an_output_that_is_the_input_is_refused(command: list[str],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the spec itself would replace it with the report: refused, exit 2."""
+    before = Path(LAPLACE).read_bytes()
+    assert main(command) == 2
+    assert f"it is the input {LAPLACE}" in capsys.readouterr().err
+    assert Path(LAPLACE).read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_an_output_that_is_not_a_plain_file_is_left_alone(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A rename onto a FIFO or a device (/dev/null, as root) would replace it: refused."""
+    os.mkfifo("pipe")
+    assert main(["render", LAPLACE, "-o", "pipe"]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert Path("pipe").is_fifo() and sorted(os.listdir(".")) == sorted([*SPECS, "pipe"])

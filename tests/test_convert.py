@@ -56,4 +56,7 @@ def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| 8 | 1.67 | 1.54 | 1.27 |" in out  # three digits, rounded up
     assert main(["convert", "--epsilon", "1"]) == 2
     assert "give --delta" in capsys.readouterr().err
+    for huge in ("1e20", "inf"):  # (the solver's range ended near 10¹²: a traceback)
+        assert main(["convert", "--epsilon", huge, "--delta", "1e-5"]) == 2
+        assert "ε must be at most 1e+11" in capsys.readouterr().err
     assert main(["convert", "--mu", "1", "--delta", "2"]) == 2

@@ -248,3 +248,21 @@ def test_a_sampled_gaussian_too_weak_to_matter_is_reported_not_a_bug() -> None:
         "sampling_rate": 1e-12, "mechanism": {"gaussian": {"sigma": 1e-12,
                                                            "sensitivity": 1e-300}}}}))
     assert report.gdp.mu is not None and 1e-288 <= report.gdp.mu < 1e-150  # never below
+
+
+@pytest.mark.parametrize("rate", [1e-16, 5e-16, 1e-17, 1e-300])
+def test_sampling_rates_below_what_the_library_resolves_are_accounted_as_1e_minus_12(
+        rate: float) -> None:
+    """q ≤ 10⁻¹⁶ made dp-accounting's 1 − 1/q a domain error (and calibrate went round
+    in circles on it); a larger rate only weakens the guarantee, so 10⁻¹² is accounted."""
+    def mu(q: float, kind: str) -> float | None:
+        mechanism = ({"poisson_sampled": {"sampling_rate": q,
+                                          "mechanism": {"gaussian": {"sigma": 1}}}}
+                     if kind == "sampled" else
+                     {"dpsgd": {"noise_multiplier": 1, "sampling_rate": q, "steps": 100}})
+        return privspec.evaluate({"privspec": 1, "title": "t", "unit": "one record",
+                                  "neighbouring": "add-or-remove",
+                                  "mechanism": mechanism}).gdp.mu
+
+    for kind in ("sampled", "dpsgd"):
+        assert mu(rate, kind) == mu(1e-12, kind)

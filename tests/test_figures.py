@@ -154,7 +154,7 @@ def test_render_without_matplotlib_still_works(tmp_path: Path,
     assert not list(out.glob("*-tradeoff.*"))
     assert "tradeoff.svg" not in (out / "laplace-counts.md").read_text(encoding="utf-8")
     page = (out / "laplace-counts.html").read_text(encoding="utf-8")
-    assert "<svg" not in page and "pip install &#x27;privspec[plot]&#x27;" in page
+    assert "<svg" not in page and "pip install &#x27;matplotlib&gt;=3.8&#x27;" in page
     # LaTeX needs no matplotlib: pgfplots draws the figure.
     assert r"\begin{tikzpicture}" in (out / "laplace-counts.tex").read_text(encoding="utf-8")
 

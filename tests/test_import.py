@@ -59,6 +59,7 @@ def test_tf_privacy_inputs(tmp_path: Path) -> None:
     (b"{not json", "not JSON"),
     (b'{"history": []}', "no 'history' list"),
     (b'{"history": [[1.1, 0.004]]}', "history[0] is not"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # (was a RecursionError)
 ])
 def test_bad_records_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           content: bytes, says: str) -> None:
@@ -220,3 +221,17 @@ def test_a_truncated_poisson_run_round_trips_through_its_dp_event(tmp_path: Path
     assert (block.steps, block.truncated_batch_size, block.dataset_size) == (1000, 620, 50_000)
     assert privspec.evaluate(again).gdp.mu == pytest.approx(privspec.evaluate(source).gdp.mu,
                                                             rel=1e-9)
+
+
+def test_an_event_nested_deeper_than_a_spec_may_be_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """950 nested SelfComposedDpEvents are valid JSON; the spec they make is refused as a
+    file that deep is, or as a record nested too deeply (it was a RecursionError)."""
+    event = '{"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}'
+    for _ in range(950):
+        event = f'{{"class_name": "SelfComposedDpEvent", "count": 1, "event": {event}}}'
+    record = tmp_path / "deep.json"
+    record.write_text(event, encoding="utf-8")
+    assert main(["import", "dp-event", str(record), *SAID, "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert "nested" in err and len(err.splitlines()) == 1 and "Traceback" not in err

@@ -365,3 +365,39 @@ def test_a_batch_larger_than_the_dataset_is_one_error_even_with_epochs() -> None
             "mechanism": {"dpsgd": {"noise_multiplier": 1.0, "batch_size": 600,
                                     "dataset_size": 500, "epochs": 2}}})
     assert [e["loc"][-1] for e in caught.value.errors()] == ["batch_size"]
+
+
+@pytest.mark.parametrize(("escaped", "code_point"), [
+    ("\\u0000", "U+0000"), ("\\u202e", "U+202E"), ("\\e", "U+001B"), ("\\u2066", "U+2066")])
+def test_hidden_characters_in_text_are_refused_after_their_escapes(
+        escaped: str, code_point: str) -> None:
+    """A NUL or a right-to-left override written as an escape passed the file's character
+    check and reached every report (Trojan Source); tab and newline stay allowed."""
+    text = ("privspec: 1\ntitle: \"a " + escaped + " b\"\nunit: one example\n"
+            "neighbouring: add-or-remove\nmechanism: {gaussian: {sigma: 1}}\n")
+    (problem,) = _problems(text)
+    assert (problem.line, problem.column, problem.path) == (2, 8, "title")
+    assert code_point in problem.message
+    load_spec_text(text.replace(escaped, "\\t tab \\n line é"), "s.yaml")
+
+
+def test_the_version_is_the_number_1_not_true() -> None:
+    for version in ("true", "1.0"):
+        (problem,) = _problems(HEAD.replace("privspec: 1", f"privspec: {version}")
+                               + "mechanism: {gaussian: {sigma: 1}}\n")
+        assert problem.path == "privspec" and "must be 1" in problem.message
+
+
+def test_python_data_deeper_than_a_file_may_be_is_refused_as_such() -> None:
+    """``spec_from_data`` (``privspec.evaluate(dict)``) of 5,000 nested repeats: the file's
+    depth limit, not a RecursionError."""
+    from privspec.spec.loader import spec_from_data
+
+    mechanism: dict[str, object] = {"gaussian": {"sigma": 1}}
+    for _ in range(5000):
+        mechanism = {"repeat": {"count": 2, "mechanism": mechanism}}
+    with pytest.raises(SpecError) as caught:
+        spec_from_data({"privspec": 1, "title": "t", "unit": "u",
+                        "neighbouring": "add-or-remove", "mechanism": mechanism})
+    (problem,) = caught.value.diagnostics
+    assert f"nested more than {MAX_DEPTH}" in problem.message

@@ -151,6 +151,10 @@ def test_check_limits_a_risk_from_the_command_line_and_the_budget(
     assert main(["check", str(spec), "--max-risk", "attribute@2=0.9",
                  "--max-risk", "reconstruction@1e-6=1e-4"]) == 0
     assert main(["check", str(spec), "--max-risk", "mu=1"]) == 2
+    capsys.readouterr()
+    assert main(["check", str(spec), "--max-risk", "reidentification@1e30=0.5"]) == 2
+    err = capsys.readouterr().err  # one line of ours, not pydantic's
+    assert "from 2 to 10¹⁵" in err and "pydantic" not in err and len(err.splitlines()) == 1
 
 
 def test_calibrate_to_a_risk_target() -> None:

@@ -56,19 +56,26 @@ def _write_outputs(path: str, outputs: dict[str, str]) -> None:
     _append(path, "\n".join(lines) + "\n")
 
 
-OptionalNumber = Annotated[float | None, typer.Option(parser=_optional_float, metavar="NUMBER")]
-Flag = Annotated[str, typer.Option(metavar="true|false", show_default=False)]
-
-
 def action(
     base: Annotated[str, typer.Option(help="Base revision (the pull request's base SHA).")],
     head: Annotated[str, typer.Option(help="Head revision.")] = "HEAD",
     repo: Annotated[str, typer.Option(help="A directory in the git repository.")] = ".",
-    max_mu: OptionalNumber = None,
-    max_epsilon: OptionalNumber = None,
-    delta: OptionalNumber = None,
-    max_advantage: OptionalNumber = None,
-    require_tier1: Flag = "false",
+    max_mu: Annotated[float | None, typer.Option(
+        parser=_optional_float, metavar="NUMBER",
+        help="Largest acceptable μ, beside each spec's own budget ('' for none).")] = None,
+    max_epsilon: Annotated[float | None, typer.Option(
+        parser=_optional_float, metavar="NUMBER",
+        help="Largest acceptable ε at --delta ('' for none).")] = None,
+    delta: Annotated[float | None, typer.Option(
+        parser=_optional_float, metavar="NUMBER",
+        help="The δ of --max-epsilon, e.g. 1e-5 ('' for none).")] = None,
+    max_advantage: Annotated[float | None, typer.Option(
+        parser=_optional_float, metavar="NUMBER",
+        help="Largest acceptable advantage TPR − FPR of the best membership attack "
+        "('' for none).")] = None,
+    require_tier1: Annotated[str, typer.Option(
+        metavar="true|false", show_default=False,
+        help="Require Tier I (μ alone tells the story).")] = "false",
     fail_on_weaker: Annotated[str, typer.Option(
         metavar="true|false", show_default=False,
         help="Fail when privacy got weaker (or is not comparable).")] = "false",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -348,6 +348,8 @@ def evaluate(
                    f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}{said}")
 
 
+#: The largest ε ``convert`` turns into μ (μ ≈ √(2ε), well within its solver's range).
+LARGEST_CONVERTED_EPSILON = 1e11
 TABLE3_EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
 TABLE3_DELTAS = (1e-5, 1e-6, 1e-9)
 
@@ -376,6 +378,9 @@ def convert(
     epsilons = list(epsilon or (TABLE3_EPSILONS if table else ()))
     problems = [f"δ must be in (0, 1), got {d:g}" for d in deltas if not 0 < d < 1]
     problems += [f"ε must be ≥ 0, got {e:g}" for e in epsilons if not e >= 0]
+    # (μ of ε = 10¹¹ is about 4.5 × 10⁵; far beyond, the equation's terms overflow.)
+    problems += [f"ε must be at most {LARGEST_CONVERTED_EPSILON:g}, got {e:g}"
+                 for e in epsilons if e > LARGEST_CONVERTED_EPSILON]
     problems += [f"μ must be ≥ 0, got {m:g}" for m in (mu or []) if not m >= 0]
     if not deltas or not (epsilons or mu):
         problems.append("give --delta with --epsilon or --mu (or --table)")
@@ -430,7 +435,7 @@ def table(
     except RenderError as error:
         typer.echo(f"privspec table: error: {error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    _emit("table", text, output, quiet=True)
+    _emit("table", text, output, quiet=True, inputs=specs)
 
 
 # --- commands: render (reports) ---------------------------------------------
@@ -456,30 +461,63 @@ def _render_targets(formats: list[str], variant: str | None) -> list[tuple[str, 
     return targets
 
 
-def _emit(command: str, text: str, output: str | None, *, quiet: bool = False) -> None:
+def _emit(command: str, text: str, output: str | None, *, quiet: bool = False,
+          inputs: Sequence[str] = ()) -> None:
     """``text`` on stdout, or written atomically to ``output`` (then ``wrote FILE`` on
-    stderr unless ``quiet``); a file that cannot be written exits 2 in one line."""
+    stderr unless ``quiet``); a file that cannot be written, or is one of ``inputs``,
+    exits 2 in one line."""
     if output is None:
         typer.echo(text, nl=False)
         return
     try:
-        _write_atomically({output: text})
+        _write_atomically({output: text}, inputs=inputs)
     except OSError as error:
         raise _fail(command, f"cannot write {output}: {error.strerror or error}") from None
     if not quiet:
         typer.echo(f"wrote {output}", err=True)
 
 
-def _write_atomically(files: Mapping[str, str | bytes]) -> None:
-    """Write every file or none: temporary files first, then renames (each atomic).
-    Texts are written as UTF-8, bytes (figures) as they are.
+def _refuse_unsafe_output(path: str, inputs: Sequence[str]) -> None:
+    """Raise OSError (with ``path`` as its filename) when writing ``path`` would replace
+    something that is not a plain file (a device such as /dev/null, a FIFO, a directory)
+    or one of the command's ``inputs``: a rename would destroy it."""
+    import errno
+    import os
+    import stat
 
-    A failure before the renames leaves every existing file untouched.
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # nothing there (or nothing readable): the write itself says what fails
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file (privspec writes files whole, "
+                      "replacing them); give a file path, or leave the option out for stdout",
+                      path)
+    for source in inputs:
+        try:
+            same = os.path.samefile(path, source)
+        except OSError:
+            continue
+        if same:
+            raise OSError(errno.EINVAL, f"it is the input {source}; write the output "
+                          "to another file", path)
+
+
+def _write_atomically(files: Mapping[str, str | bytes], *, inputs: Sequence[str] = ()) -> None:
+    """Write every file or none: temporary files first, then renames (each atomic).
+    Texts are written as UTF-8, bytes (figures) as they are.  Nothing is written when
+    a destination is not a plain file or is one of ``inputs`` (``_refuse_unsafe_output``).
+
+    A failure before the renames leaves every existing file untouched; an OSError
+    names the file it concerns (``filename``).
     """
     import os
     import tempfile
 
+    for path in files:
+        _refuse_unsafe_output(path, inputs)
     staged: list[tuple[str, str]] = []
+    path = ""
     try:
         for path, text in files.items():
             directory = os.path.dirname(os.path.abspath(path))
@@ -506,6 +544,10 @@ def _write_atomically(files: Mapping[str, str | bytes]) -> None:
             os.chmod(temporary, mode)
         for temporary, path in staged:
             os.replace(temporary, path)
+    except OSError as error:
+        if error.filename is None or str(error.filename).endswith(".tmp"):
+            error.filename = path  # (a full disk's error names no file)
+        raise
     finally:
         for temporary, _ in staged:
             if os.path.exists(temporary):
@@ -609,7 +651,7 @@ def render(
         typer.echo(f"{len(files)} file(s) up to date", err=True)
         raise typer.Exit(EXIT_OK)
     try:
-        _write_atomically(files)
+        _write_atomically(files, inputs=specs)
     except OSError as error:
         raise fail(f"cannot write {error.filename or ''}: {error.strerror or error}") from None
     for destination in files:
@@ -761,7 +803,7 @@ def plot(
     report = _evaluate_or_exit("plot", loaded, spec, spec_path=spec)
     try:
         draw = figures.risk_figure_bytes if risk else figures.figure_bytes
-        _write_atomically({output: draw(report, form)})
+        _write_atomically({output: draw(report, form)}, inputs=[spec])
     except OSError as error:
         typer.echo(f"privspec plot: error: cannot write {output}: {error.strerror or error}",
                    err=True)
@@ -855,7 +897,8 @@ def diff(
             from privspec.report.figures import comparison_bytes
 
             try:
-                _write_atomically({plot_file: comparison_bytes(*reports, plot_form)})
+                _write_atomically({plot_file: comparison_bytes(*reports, plot_form)},
+                                  inputs=specs)
             except OSError as error:
                 raise fail(f"cannot write {plot_file}: {error.strerror or error}") from None
             typer.echo(f"wrote {plot_file}", err=True)
@@ -1012,7 +1055,7 @@ def export(
         raise _fail("export", "say what to export: --dp-event")
     ((_, loaded),) = _load_all_or_exit([spec])
     text = json.dumps(export_dp_event(loaded).as_json(), indent=2, ensure_ascii=False) + "\n"
-    _emit("export", text, output)
+    _emit("export", text, output, inputs=[spec])
 
 
 from privspec.cli.calibrate import calibrate  # noqa: E402 (it uses the helpers above)

@@ -39,13 +39,13 @@ Sampled = Annotated[Sampling, typer.Option(
     "truncated-poisson.",
     show_default=False)]
 Title = Annotated[str | None, typer.Option("--title", help="The report's title (default: "
-                                           "from the file's name).", show_default=False)]
+                                           "names the source).", show_default=False)]
 Output = Annotated[str | None, typer.Option("--output", "-o", metavar="FILE", help="Write the "
                                             "spec here (atomically) instead of stdout.",
                                             show_default=False)]
 
 
-def _write(imported: object, output: str | None) -> None:
+def _write(imported: object, output: str | None, inputs: tuple[str, ...] = ()) -> None:
     from privspec.cli.app import _emit, _fail
     from privspec.spec.diagnostics import SpecError
     from privspec.spec.loader import dump_spec_data, spec_from_data
@@ -57,7 +57,14 @@ def _write(imported: object, output: str | None) -> None:
     except SpecError as error:
         raise _fail("import", f"the record does not make a valid spec: {error}") from None
     text = "".join(f"# {line}\n" for line in imported.provenance) + dump_spec_data(imported.data)
-    _emit("import", text, output)
+    _emit("import", text, output, inputs=inputs)
+
+
+def _positive(value: float) -> float:
+    """A count or scale that must be above 0 (typer's ``min`` cannot exclude it)."""
+    if not value > 0:
+        raise typer.BadParameter(f"{value:g} is not above 0.")
+    return value
 
 
 def _said(unit: str, neighbouring: Relation, sampling: Sampling, title: str | None,
@@ -91,7 +98,9 @@ def _run(source: str, path: str, unit: str, neighbouring: Relation, sampling: Sa
         raise _fail("import", f"{path}: cannot read the file: {error.strerror or error}") from None
     except RecordError as error:
         raise _fail("import", str(error)) from None
-    _write(imported, output)
+    except RecursionError:  # an event nested deeper than any accounting would be
+        raise _fail("import", f"{path}: nested too deeply to be a record") from None
+    _write(imported, output, (path,))
 
 
 @app.command("opacus")
@@ -133,10 +142,10 @@ def tf_privacy(
                                           show_default=False)],
     batch: Annotated[int, typer.Option("--batch", min=1, help="Batch size B.",
                                        show_default=False)],
-    epochs: Annotated[float, typer.Option("--epochs", min=0, help="Epochs E.",
+    epochs: Annotated[float, typer.Option("--epochs", callback=_positive, help="Epochs E (> 0).",
                                           show_default=False)],
-    noise: Annotated[float, typer.Option("--noise", min=0, help="Noise multiplier z.",
-                                         show_default=False)],
+    noise: Annotated[float, typer.Option("--noise", callback=_positive,
+                                         help="Noise multiplier z (> 0).", show_default=False)],
     unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
     output: Output = None,
 ) -> None:

@@ -81,14 +81,22 @@ WEAKEST_GAUSSIAN_MU = 1e-100
 RATE_ONE_TOLERANCE = 1e-9
 
 
+#: Sampling rates below this are accounted as this rate (pessimistic).
+SMALLEST_RATE = 1e-12
+
+
 def accountable_rate(rate: float) -> float:
-    """The sampling rate to account: 1 when within ``RATE_ONE_TOLERANCE`` of it.
+    """The sampling rate to account: 1 when within ``RATE_ONE_TOLERANCE`` of it, and
+    ``SMALLEST_RATE`` when below it.
 
     dp-accounting's subsampled privacy losses cannot resolve 1 − q at double precision
-    (they fail near q = 1 − 10⁻¹²), and subsampling only helps, so accounting such a rate
-    as 1 is pessimistic by an amount of order 1 − q.
+    (they fail near q = 1 − 10⁻¹²), nor 1 − 1/q near q = 10⁻¹⁶ (a domain error); a larger
+    rate only weakens the guarantee (the sampled curve q·f + (1 − q)·Id falls as q
+    grows), so either replacement is pessimistic, by an amount far below any grid step.
     """
-    return 1.0 if rate > 1.0 - RATE_ONE_TOLERANCE else rate
+    if rate > 1.0 - RATE_ONE_TOLERANCE:
+        return 1.0
+    return max(rate, SMALLEST_RATE)
 
 
 def tail_mass_truncation(spec: s.Spec) -> float:
@@ -327,9 +335,10 @@ def _stage_accounts(root: ev.Event, own: Callable[[ev.Event, int, bool], StageAc
 
 
 #: How a mechanism of ε-DP worst cases is accounted without a grid.
-BINOMIAL_METHOD = ("exact: k runs of an ε-DP release have the privacy loss of randomized "
-                   "response with ε run k times, (2j − k)ε with j binomial (Kairouz, Oh & "
-                   "Viswanath 2015, Thm 3.3)")
+BINOMIAL_METHOD = ("exact: k runs of an ε-DP (or (ε, δ)-DP) worst case have the privacy loss "
+                   "of randomized response with ε run k times, (2j − k)ε with j binomial, "
+                   "and for δ an infinite loss with probability 1 − (1 − δ)ᵏ (Kairouz, Oh "
+                   "& Viswanath 2015, Thm 3.3)")
 
 
 def _exactly_binomial(root: ev.Event, bound: Bound) -> Accounted | None:

@@ -369,6 +369,14 @@ def _bound_report(model: Spec, accounted: Accounted, numerical_mu: float | None,
     return gaussian_report(model, mu, accounted, path, spec_path, [why])
 
 
+def _composed_by(curve: TradeoffCurve) -> str:
+    """How the releases were composed, for the method's words (nothing for one release)."""
+    if curve.certified and curve.relative_error == 0:
+        return ""
+    return ", composed by " + ("privspec's tilted FFTs" if curve.certified
+                               else "dp-accounting's FFTs")
+
+
 def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
     """Account a validated spec at its discretization and assemble its report (budgets,
     retries and coarser grids are ``privspec.report.evaluation``'s)."""
@@ -424,8 +432,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
         accounting=Accounting(
             method=accounted.exact_method or (
                 f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
-                "(connect-the-dots, pessimistic), composed by "
-                + ("privspec's tilted FFTs" if curve.certified else "dp-accounting's FFTs")),
+                "(connect-the-dots, pessimistic)" + _composed_by(curve)),
             discretization=accounting.discretization,
             floor=figures.floor,
             requested_floor=accounting.floor if figures.raised else None,

@@ -280,7 +280,7 @@ def _draw(linear: Axes, log: Axes, s: Series, color: str, *, gdp_color: str,
         linear.plot([], [], ls="none", label=s.gdp_label)
     if table:
         linear.plot(s.table_alpha, s.table_beta, ls="none", marker="o", ms=3.5, mfc="white",
-                    mec=color, mew=1.0, label="Tier II table rows", zorder=5)
+                    mec=color, mew=1.0, label="table rows", zorder=5)
         points = _log_pairs(s.table_alpha, s.table_tpr)
         if points:
             log.plot(*zip(*points, strict=True), ls="none", marker="o", ms=3.5, mfc="white",

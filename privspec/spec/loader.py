@@ -33,7 +33,13 @@ from privspec.spec.models import (
     Spec,
     relation_problems,
 )
-from privspec.spec.yaml_reader import MAX_DEPTH, MAX_FILE_BYTES, diagnostic_at, read_text
+from privspec.spec.yaml_reader import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    TOO_DEEP,
+    diagnostic_at,
+    read_text,
+)
 
 
 def load_yaml_text(text: str, filename: str = "<string>") -> dict[str, Any]:
@@ -140,8 +146,24 @@ __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_t
 
 
 def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
-    """Validate spec data (as a YAML file would hold it) with the loader's diagnostics."""
+    """Validate spec data (as a YAML file would hold it) with the loader's diagnostics
+    (data nested deeper than a spec file may be is refused as such a file would be)."""
+    if _depth(data) > MAX_DEPTH:
+        raise SpecError([Diagnostic(name, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)])
     return load_spec_text(dump_spec_data(data), name)
+
+
+def _depth(data: Any) -> int:
+    """How deeply mappings and lists nest in ``data`` (without recursion: any depth)."""
+    deepest, pending = 0, [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict | list | tuple):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:  # (deeper is refused however deep)
+                items = value.values() if isinstance(value, dict) else value
+                pending.extend((item, depth + 1) for item in items)
+    return deepest
 
 
 def _plain(value: Any) -> Any:

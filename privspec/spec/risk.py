@@ -24,7 +24,9 @@ from privspec.spec.base import _Strict, conflict, raise_if
 #: A probability strictly between 0 and 1.
 OpenProbability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 #: At least two equally likely possibilities (a guess then succeeds at most half the time).
-Choices = Annotated[int, Field(ge=2, le=10**15)]
+#: The most candidates or attribute values a scenario may have.
+MOST_CHOICES = 10**15
+Choices = Annotated[int, Field(ge=2, le=MOST_CHOICES)]
 
 
 class Membership(_Strict):

@@ -57,6 +57,11 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 _NOT_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
+#: Characters a text value may not hold once its escapes are read ("\u0000" in quotes):
+#: controls other than tab and newline, and the bidirectional embeddings, overrides and
+#: isolates that make a report's text display other than it reads (Boucher & Anderson
+#: 2023, "Trojan Source").
+_HIDDEN_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 Path = tuple[str | int, ...]
 
@@ -211,6 +216,13 @@ class Builder:
         text = node.value
         try:
             if node.tag == _STR_TAG:
+                hidden = _HIDDEN_IN_TEXT.search(text)
+                if hidden:
+                    self.problems.append((
+                        Code.YAML_INVALID_CHARACTER,
+                        f"the text holds U+{ord(hidden.group()):04X}, a control or "
+                        "bidirectional-override character that reports would carry "
+                        "unseen; remove it", _mark(node), path))
                 return text
             if node.tag == _NULL_TAG:
                 return None

@@ -338,6 +338,10 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
             past_end = wall is None and not search.more_private(outer, search.grid(aim))
             inside = None if past_end else search.between(aim, known.value, outer)
             candidate = outer if inside is None else inside
+        if candidate in search.points:  # nothing new to try: the search would go round
+            raise CalibrationError(
+                f"the search for {knob} returned to {candidate:g} without settling; "
+                "please report this spec as a bug")
         search.at(candidate)
 
 
@@ -389,7 +393,7 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
     CalibrationError (a bad path or target, or no value meets them) or the spec's
     own SpecError / EvaluationError.  ``memory_budget`` and ``time_budget`` hold each
     evaluation, as in ``evaluate``."""
-    from privspec.errors import EvaluationError
+    from privspec.errors import EvaluationError, InternalError
     from privspec.report.evaluation import evaluate
     from privspec.spec.diagnostics import SpecError
     from privspec.spec.knobs import KnobError
@@ -434,6 +438,8 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
                 model = _coarser(model, coarse)
             try:
                 report = evaluate(model, memory_budget=memory_budget, time_budget=time_budget)
+            except InternalError:
+                raise  # privspec's own failure: a bug to report, not a value to avoid
             except EvaluationError:  # refused there: no figure, so no claim
                 return _Point(value, None, math.inf)
             return _Point(value, report, max(t.excess(report) for t in parsed))

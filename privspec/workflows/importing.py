@@ -74,6 +74,8 @@ def read_record(path: str | os.PathLike[str], source: str) -> tuple[Any, str]:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise RecordError(f"{os.fspath(path)}: not JSON ({error}). "
                            f"{_EXPORT_HINT.get(source, '')}") from None
+    except RecursionError:
+        raise RecordError(f"{os.fspath(path)}: nested too deeply to be a record") from None
 
 
 def _dpsgd(noise: float, rate: float, steps: int, sampling: str) -> dict[str, Any]:

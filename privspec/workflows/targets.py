@@ -83,7 +83,7 @@ class Target:
             raise TargetError(f"target {text!r}: {needs} {problem}")
         unbounded = metric in ("mu", "epsilon")
         if not math.isfinite(value) or value <= 0 or (not unbounded and value >= 1):
-            bound = "above 0" if unbounded else "between 0 and 1"
+            bound = "a finite number above 0" if unbounded else "between 0 and 1"
             raise TargetError(f"target {text!r}: the value must be {bound}")
         return cls(metric, value, at)  # type: ignore[arg-type]
 
@@ -154,7 +154,10 @@ class Target:
 def _at_problem(metric: str, at: float) -> str | None:
     """What is wrong with the value after "@", if anything."""
     if metric in ("reidentification", "attribute"):
-        return None if at >= 2 and at == round(at) else "must be a whole number, at least 2"
+        from privspec.spec.risk import MOST_CHOICES
+
+        return (None if 2 <= at <= MOST_CHOICES and at == round(at)
+                else "must be a whole number from 2 to 10¹⁵")
     return None if 0 < at < 1 else "must be between 0 and 1"
 
 
