@@ -262,3 +262,22 @@ def test_an_output_that_is_not_a_plain_file_is_left_alone(
     assert main(["render", LAPLACE, "-o", "pipe"]) == 2
     assert "not a regular file" in capsys.readouterr().err
     assert Path("pipe").is_fifo() and sorted(os.listdir(".")) == sorted([*SPECS, "pipe"])
+
+
+@pytest.mark.parametrize("command", [["evaluate"], ["render"], ["check", "--max-mu", "9"]])
+def test_a_refusal_at_a_path_not_in_the_file_is_located_at_what_is(
+        command: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget left at its default is not written in the file: the refusal points at the
+    mechanism (what drives the cost), in the diagnostics' form with its code."""
+    import privspec.report.evaluation
+    from privspec.errors import EvaluationError
+
+    def refuse(*_: object, **__: object) -> None:
+        raise EvaluationError("needs about 204 GiB", ("accounting", "memory_budget"))
+
+    monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse)
+    assert main([command[0], LAPLACE, *command[1:]]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"{LAPLACE}:5:1: error: accounting.memory_budget: cannot evaluate: needs about "
+        "204 GiB [evaluation/refused]"]

@@ -257,7 +257,6 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
     """Evaluate ``spec``; the evaluator's refusal exits 2 with one line, no traceback
     (unless ``--debug``): ``FILE:LINE:COL: error: PATH: …`` when it names where in the
     spec file the cause is written."""
-    from privspec.errors import EvaluationError
     from privspec.numerics import progress
     from privspec.report.evaluation import evaluate as evaluate_spec
 
@@ -267,18 +266,27 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
             return evaluate_spec(spec, spec_path=spec_path, memory_budget=_OPTIONS.memory_budget,
                                  time_budget=_OPTIONS.time_budget)
     except PrivspecError as error:
-        if _OPTIONS.traceback and error.__cause__ is not None:
-            import traceback
-
-            traceback.print_exception(error.__cause__, file=sys.stderr)
-        path = error.path if isinstance(error, EvaluationError) else None
-        if path is None:
-            raise _fail(command, f"{label}: cannot evaluate: {error}") from None
-        typer.echo(_located_refusal(label, spec_path, path, error), err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+        raise _refused(command, error, label, spec_path) from None
     finally:
         if line is not None:
             line.close()
+
+
+def _refused(command: str, error: PrivspecError, label: str,
+             spec_path: str | None) -> typer.Exit:
+    """Print the evaluator's refusal of ``label`` in one line (located in the spec file
+    where it names a spec path; the traceback too with ``--debug``): exit 2."""
+    from privspec.errors import EvaluationError
+
+    if _OPTIONS.traceback and error.__cause__ is not None:
+        import traceback
+
+        traceback.print_exception(error.__cause__, file=sys.stderr)
+    path = error.path if isinstance(error, EvaluationError) else None
+    if path is None:
+        return _fail(command, f"{label}: cannot evaluate: {error}")
+    typer.echo(_located_refusal(label, spec_path, path, error), err=True)
+    return typer.Exit(EXIT_CANNOT_RUN)
 
 
 def _located_refusal(label: str, spec_path: str | None, path: tuple[str | int, ...],
@@ -287,7 +295,13 @@ def _located_refusal(label: str, spec_path: str | None, path: tuple[str | int, .
     from privspec.errors import EvaluationError
     from privspec.spec.loader import path_to_str, position_of
 
-    position = position_of(spec_path, path) if spec_path else None
+    position = None
+    if spec_path:  # where the path is written, or the nearest part of it that is (a
+        # budget left at its default is not in the file: its section, or the mechanism)
+        for written in (*(path[:n] for n in range(len(path), 0, -1)), ("mechanism",)):
+            position = position_of(spec_path, written)
+            if position is not None:
+                break
     where = f"{label}:{position[0]}:{position[1]}" if position else label
     code = error.code if isinstance(error, EvaluationError) else ""
     return f"{where}: error: {path_to_str(path)}: cannot evaluate: {error} [{code}]"
@@ -1004,10 +1018,11 @@ def check(
                            "option)", err=True)
             continue
         try:
-            outcomes = check_spec(spec, extra, spec_path=path)
-        except PrivspecError as error:  # the evaluator's refusal, without a traceback
-            typer.echo(f"privspec check: error: {path}: cannot evaluate: {error}", err=True)
-            raise typer.Exit(EXIT_CANNOT_RUN) from None
+            outcomes = check_spec(spec, extra, spec_path=path,
+                                  memory_budget=_OPTIONS.memory_budget,
+                                  time_budget=_OPTIONS.time_budget)
+        except PrivspecError as error:  # the evaluator's refusal, as every command's
+            raise _refused("check", error, path, path) from None
         failed = [o for o in outcomes if not o.ok]
         over += bool(failed)
         for outcome in failed:

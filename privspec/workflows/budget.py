@@ -205,16 +205,20 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
 
 
 def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
-               spec_path: str | os.PathLike[str] | None = None) -> list[Outcome]:
+               spec_path: str | os.PathLike[str] | None = None, *,
+               memory_budget: float | None = None,
+               time_budget: float | None = None) -> list[Outcome]:
     """Evaluate ``spec`` (with ε at the limits' δ's) and check every limit; no limits, no
-    evaluation."""
+    evaluation.  ``memory_budget`` and ``time_budget`` override the spec's, as in
+    ``evaluate``."""
     limits = limits_for(spec, extra)
     if not limits:
         return []
     from privspec.report.evaluation import evaluate
 
     path = None if spec_path is None else os.fspath(spec_path)
-    report = evaluate(stating(spec, limits), spec_path=path)
+    report = evaluate(stating(spec, limits), spec_path=path, memory_budget=memory_budget,
+                      time_budget=time_budget)
     return check_report(report, limits)
 
 

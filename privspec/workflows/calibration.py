@@ -371,8 +371,10 @@ def _unreachable(search: _Search, most_private: _Point | None,
     at_limit = not spanned or (limit is not None and (
         most_private.value == limit or (beyond > limit if knob.direction == 1 else beyond < limit)))
     if saturated:
-        why = ("the rest of the mechanism already spends that much: relax the target, or "
-               "calibrate a field of the part that dominates")
+        why = ("the figures no longer improve as it grows more private: the rest of the "
+               "mechanism, the floor τ (accounting.floor) or the grid "
+               "(accounting.discretization) bounds them; relax the target, lower the floor "
+               "or the discretization, or calibrate a field of the part that dominates")
     elif at_limit:
         why = ("that is the most private value the spec allows: relax the target, or "
                "change another field")
