@@ -313,3 +313,18 @@ def test_a_sampled_gaussian_whose_sampled_runs_reveal_everything_gets_the_bound_
     assert report.gdp.bound
     assert report.warnings[0].code == "accounting/beyond-range"
     assert report.gdp.mu == pytest.approx(math.sqrt(100_000) / 1e-9, rel=1e-9)
+
+
+def test_both_directions_of_a_sampled_release_are_costed_before_either_is_built() -> None:
+    """A Poisson-sampled Gaussian has a remove and an add grid: refused half-way, the
+    first one's time was spent on nothing, and the retry had less left (a 1 s budget
+    took DP-SGD at h = 10⁻⁶ to h = 0.02 instead of 0.005)."""
+    from privspec.numerics import cost
+    from privspec.numerics.portable_pld import gaussian_pld
+
+    with cost.budget(2**30, 1.0):
+        with pytest.raises(cost.CostError) as refused:
+            gaussian_pld(1.1, sampling_prob=0.004, discretization=2e-6)
+        tally = cost._TALLY.get()
+        assert tally is not None and tally.spent == 0.0  # nothing built, nothing spent
+    assert refused.value.resource == "time"

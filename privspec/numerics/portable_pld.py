@@ -189,10 +189,20 @@ def check_grid(lower: int, upper: int, discretization: float, *,
                seconds_per_point: float = SECONDS_PER_GRID_POINT) -> None:
     """Raise ``CostError`` before building a privacy-loss grid [lower, upper]·h that would
     take more than the memory budget, or bring the time spent beyond its budget."""
+    check_grids([(lower, upper)], discretization, seconds_per_point=seconds_per_point)
+
+
+def check_grids(ranges: list[tuple[int, int]], discretization: float, *,
+                seconds_per_point: float = SECONDS_PER_GRID_POINT) -> None:
+    """``check_grid`` for the grids of one release's directions together, before any is
+    built: an attempt refused half-way would spend the time budget on a grid it drops.
+    They are built one after the other: memory is the largest's, time all of theirs."""
+    lower, upper = max(ranges, key=lambda bounds: bounds[1] - bounds[0])
     points = upper - lower + 1
     estimate = points * BYTES_PER_GRID_POINT
     if held() + estimate <= memory_budget():  # beside the releases built so far
-        spend(points * seconds_per_point, f"building a release of {points:,} grid points")
+        total = sum(up - low + 1 for low, up in ranges)
+        spend(total * seconds_per_point, f"building a release of {total:,} grid points")
         return
     raise CostError(
         f"one release's privacy loss spans [{lower * discretization:.4g}, "
@@ -223,11 +233,10 @@ def _connect_the_dots_two_sided(loss: _GridGaussianLoss, discretization: float) 
     times too loose.  Since 1 − e^ε has second differences exactly 0 in this formula,
     the masses are taken from the gap g(ε) = δ(ε) − (1 − e^ε) = e^ε·Q(L ≤ ε) − P(L ≤ ε)
     wherever it is smaller than δ, computed from the lower tails
-    (``_GridGaussianLoss.gap``): the same masses in exact arithmetic.
+    (``_GridGaussianLoss.gap``): the same masses in exact arithmetic.  The caller has
+    checked the grid against the budgets (``check_grids``).
     """
-    bounds = loss.connect_dots_bounds()
-    lower, upper = _grid_range(bounds, discretization)
-    check_grid(lower, upper, discretization)
+    lower, upper = _grid_range(loss.connect_dots_bounds(), discretization)
     epsilons = np.arange(lower, upper + 1) * discretization
     deltas = np.minimum.accumulate(loss.get_delta_for_epsilon(epsilons))
     if deltas.size < 3:
@@ -280,16 +289,16 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
             neighboring_relation=plds.NeighborRel.REPLACE_ONE,
             log_mass_truncation_bound=log_tail_mass)
 
-    def direction(adjacency: plm.AdjacencyType) -> Any:
-        loss = _GridGaussianLoss(standard_deviation, sensitivity=sensitivity,
-                                 sampling_prob=sampling_prob, adjacency_type=adjacency,
-                                 log_mass_truncation_bound=log_tail_mass)
-        return _connect_the_dots_two_sided(loss, discretization)
-
-    remove = direction(plm.AdjacencyType.REMOVE)
-    if sampling_prob == 1.0:
-        return plds.PrivacyLossDistribution(remove)
-    return plds.PrivacyLossDistribution(remove, direction(plm.AdjacencyType.ADD))
+    adjacencies = ([plm.AdjacencyType.REMOVE] if sampling_prob == 1.0
+                   else [plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD])
+    losses = [_GridGaussianLoss(standard_deviation, sensitivity=sensitivity,
+                                sampling_prob=sampling_prob, adjacency_type=adjacency,
+                                log_mass_truncation_bound=log_tail_mass)
+              for adjacency in adjacencies]
+    check_grids([_grid_range(loss.connect_dots_bounds(), discretization) for loss in losses],
+                discretization)
+    return plds.PrivacyLossDistribution(
+        *(_connect_the_dots_two_sided(loss, discretization) for loss in losses))
 
 
 def truncated_poisson_pld(noise_multiplier: float, rate: float, dataset_size: int,
