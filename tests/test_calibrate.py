@@ -349,3 +349,26 @@ def test_the_written_spec_says_what_was_calibrated_and_stays_honest(
                  "--in-place"]) == 0
     assert main(["validate", str(spec)]) == 0
     assert spec.read_text(encoding="utf-8").count("calibrated:") == 1
+
+
+def test_a_refused_value_next_to_the_most_private_one_ends_the_search_with_its_reason(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing meets μ ≤ 10⁻³ below σ = 50, and σ above 50 is refused (as a discrete
+    Gaussian's support limit refuses σ > 83,333): the search went round in circles
+    there; it now says which value was refused, and why."""
+    import privspec.report.evaluation as evaluation
+    from privspec.errors import EvaluationError
+
+    real = evaluation.evaluate
+
+    def refusing_above_50(spec: Any, **budgets: Any) -> Any:
+        if spec.mechanism.block.sigma > 50:
+            raise EvaluationError("σ above 50 is refused here", ("mechanism",))
+        return real(spec, **budgets)
+
+    monkeypatch.setattr(evaluation, "evaluate", refusing_above_50)
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(_spec({"gaussian": {"sigma": 1.0}}), "sigma", ["mu=1e-3"])
+    message = str(refused.value)
+    assert "the most private value tried" in message and "cannot be evaluated" in message
+    assert "σ above 50 is refused here" in message and "bug" not in message

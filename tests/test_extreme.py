@@ -266,3 +266,8 @@ def test_sampling_rates_below_what_the_library_resolves_are_accounted_as_1e_minu
 
     for kind in ("sampled", "dpsgd"):
         assert mu(rate, kind) == mu(1e-12, kind)
+    said = privspec.evaluate({"privspec": 1, "title": "t", "unit": "one record",
+                              "neighbouring": "add-or-remove", "mechanism": {"dpsgd": {
+                                  "noise_multiplier": 1, "sampling_rate": rate,
+                                  "steps": 100}}}).warnings
+    assert "accounting/rate-raised" in {w.code for w in said}

@@ -401,3 +401,8 @@ def test_python_data_deeper_than_a_file_may_be_is_refused_as_such() -> None:
                         "neighbouring": "add-or-remove", "mechanism": mechanism})
     (problem,) = caught.value.diagnostics
     assert f"nested more than {MAX_DEPTH}" in problem.message
+
+
+def test_a_key_with_a_hidden_character_is_refused_without_echoing_it() -> None:
+    (problem,) = _problems(HEAD + '"ti\\u202etle": x\nmechanism: {gaussian: {sigma: 1}}\n')
+    assert "U+202E" in problem.message and "\u202e" not in problem.message

@@ -24,6 +24,7 @@ from scipy.special import erf, ndtr
 from privspec import __version__
 from privspec.numerics.accounting import (
     MAX_STAGE_ACCOUNTS,
+    SMALLEST_RATE,
     Accounted,
     StageAccount,
     account,
@@ -227,6 +228,10 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
         warnings.append(caveat("accounting/coarse-release", loss=loss, count=count,
                                steps=round(loss / accounting.discretization),
                                discretization=accounting.discretization))
+    rates = [block.rate() for _, _, block in walk(model.mechanism) if hasattr(block, "rate")]
+    if rates and min(rates) < SMALLEST_RATE:
+        warnings.append(caveat("accounting/rate-raised", rate=min(rates),
+                               smallest=SMALLEST_RATE))
     if not curve.certified:
         warnings.append(caveat("accounting/uncertified-composition"))
     if stages_skipped := _stages_skipped(accounted):
@@ -369,9 +374,9 @@ def _bound_report(model: Spec, accounted: Accounted, numerical_mu: float | None,
     return gaussian_report(model, mu, accounted, path, spec_path, [why])
 
 
-def _composed_by(curve: TradeoffCurve) -> str:
+def _composed_by(curve: TradeoffCurve, accounted: Accounted) -> str:
     """How the releases were composed, for the method's words (nothing for one release)."""
-    if curve.certified and curve.relative_error == 0:
+    if sum(count for _, count in accounted.reach) == 1 and curve.relative_error == 0:
         return ""
     return ", composed by " + ("privspec's tilted FFTs" if curve.certified
                                else "dp-accounting's FFTs")
@@ -432,7 +437,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
         accounting=Accounting(
             method=accounted.exact_method or (
                 f"dp-accounting {versions['dp-accounting']} privacy-loss distributions "
-                "(connect-the-dots, pessimistic)" + _composed_by(curve)),
+                "(connect-the-dots, pessimistic)" + _composed_by(curve, accounted)),
             discretization=accounting.discretization,
             floor=figures.floor,
             requested_floor=accounting.floor if figures.raised else None,

@@ -113,7 +113,7 @@ def _at(model: Spec, h: float) -> Spec:
 
 
 def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Report:
-    """``_evaluate`` at the spec's discretization (or, when the spec sets none, a finer one
+    """``assemble`` at the spec's discretization (or, when the spec sets none, a finer one
     its finest release needs, ``chosen_discretization``), or at a coarser one (still
     pessimistic, looser, said in a caveat) when its cost estimate exceeds the memory
     budget; the closed-form bound, or a refusal with the estimate, when none fits."""

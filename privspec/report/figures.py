@@ -99,8 +99,9 @@ def series_from_report(report: Report, *, name: str | None = None) -> Series:
         from privspec.numerics.gdp import gaussian_tpr, gaussian_tradeoff
 
         grid = np.asarray(alpha, dtype=float)
-        beta_gdp = tuple(float(v) for v in gaussian_tradeoff(grid, mu))
-        tpr_gdp = tuple(float(v) for v in gaussian_tpr(grid, mu))
+        shown = fmt.round_float(mu, "up")  # the μ the legend names, as in the table
+        beta_gdp = tuple(float(v) for v in gaussian_tradeoff(grid, shown))
+        tpr_gdp = tuple(float(v) for v in gaussian_tpr(grid, shown))
     rows = report.tradeoff
     star = next((row for row in rows if row.is_alpha_star), None)
     star_alpha = star.alpha if star else report.gdp.alpha_star

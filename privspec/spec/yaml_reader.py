@@ -216,13 +216,7 @@ class Builder:
         text = node.value
         try:
             if node.tag == _STR_TAG:
-                hidden = _HIDDEN_IN_TEXT.search(text)
-                if hidden:
-                    self.problems.append((
-                        Code.YAML_INVALID_CHARACTER,
-                        f"the text holds U+{ord(hidden.group()):04X}, a control or "
-                        "bidirectional-override character that reports would carry "
-                        "unseen; remove it", _mark(node), path))
+                self._refuse_hidden(node, path)
                 return text
             if node.tag == _NULL_TAG:
                 return None
@@ -240,6 +234,17 @@ class Builder:
         self._bad_tag(node, path)
         return text
 
+    def _refuse_hidden(self, node: ScalarNode, path: Path) -> None:
+        """A problem when the text (a value, or a key: diagnostics echo keys) holds a
+        character of ``_HIDDEN_IN_TEXT``."""
+        hidden = _HIDDEN_IN_TEXT.search(node.value)
+        if hidden:
+            self.problems.append((
+                Code.YAML_INVALID_CHARACTER,
+                f"the text holds U+{ord(hidden.group()):04X}, a control or "
+                "bidirectional-override character that reports would carry unseen; "
+                "remove it", _mark(node), path))
+
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         if node.tag != _MAP_TAG:
             self._bad_tag(node, path)
@@ -252,6 +257,9 @@ class Builder:
                                       _mark(key_node), path))
                 continue
             key = key_node.value  # keys are names: always their text
+            if _HIDDEN_IN_TEXT.search(key):
+                self._refuse_hidden(key_node, path)
+                continue
             if key in result:
                 self.problems.append((
                     Code.YAML_DUPLICATE_KEY,

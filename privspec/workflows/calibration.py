@@ -99,6 +99,7 @@ class _Point:
     value: float | int
     report: Report | None
     excess: float
+    refusal: str = ""  # why there is no report: the spec's or the evaluator's words
 
     @property
     def meets(self) -> bool:
@@ -337,6 +338,8 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
                 raise _unreachable(search, known, spanned=wall is None)
             past_end = wall is None and not search.more_private(outer, search.grid(aim))
             inside = None if past_end else search.between(aim, known.value, outer)
+            if inside is None and wall is not None:  # the next value is refused
+                raise _unreachable(search, known, wall=wall)
             candidate = outer if inside is None else inside
         if candidate in search.points:  # nothing new to try: the search would go round
             raise CalibrationError(
@@ -346,9 +349,10 @@ def _run(search: _Search, tolerance: float = 0.0) -> tuple[_Point, _Point | None
 
 
 def _unreachable(search: _Search, most_private: _Point | None,
-                 spanned: bool = False) -> CalibrationError:
+                 spanned: bool = False, wall: _Point | None = None) -> CalibrationError:
     """No value meets the targets: say so, with what the most private value achieves
-    (``spanned``: it is the end of the search span, or of what the field allows)."""
+    (``spanned``: it is the end of the search span, or of what the field allows;
+    ``wall``: the next more private value, which cannot be evaluated)."""
     knob = search.knob
     if most_private is None or most_private.report is None:
         return CalibrationError(f"no value of {knob} could be evaluated near "
@@ -370,7 +374,10 @@ def _unreachable(search: _Search, most_private: _Point | None,
     beyond = _step(most_private.value, knob, up=knob.direction == 1)
     at_limit = not spanned or (limit is not None and (
         most_private.value == limit or (beyond > limit if knob.direction == 1 else beyond < limit)))
-    if saturated:
+    if wall is not None:
+        why = (f"the next more private value, {wall.value:g}, cannot be evaluated "
+               f"({wall.refusal.rstrip('.')}): relax the target, or change another field")
+    elif saturated:
         why = ("the figures no longer improve as it grows more private: the rest of the "
                "mechanism, the floor τ (accounting.floor) or the grid "
                "(accounting.discretization) bounds them; relax the target, lower the floor "
@@ -434,16 +441,16 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
             try:
                 model = with_target_figures(spec_from_data(with_value(data, knob.path, value)),
                                             parsed)
-            except SpecError:
-                return _Point(value, None, math.inf)  # the spec does not allow it
+            except SpecError as error:  # the spec does not allow it
+                return _Point(value, None, math.inf, error.diagnostics[0].message)
             if coarse > 1:
                 model = _coarser(model, coarse)
             try:
                 report = evaluate(model, memory_budget=memory_budget, time_budget=time_budget)
             except InternalError:
                 raise  # privspec's own failure: a bug to report, not a value to avoid
-            except EvaluationError:  # refused there: no figure, so no claim
-                return _Point(value, None, math.inf)
+            except EvaluationError as error:  # refused there: no figure, so no claim
+                return _Point(value, None, math.inf, str(error))
             return _Point(value, report, max(t.excess(report) for t in parsed))
         return evaluate_at
 
