@@ -281,3 +281,19 @@ def test_a_refusal_at_a_path_not_in_the_file_is_located_at_what_is(
     assert capsys.readouterr().err.strip().splitlines() == [
         f"{LAPLACE}:5:1: error: accounting.memory_budget: cannot evaluate: needs about "
         "204 GiB [evaluation/refused]"]
+
+
+def test_check_in_github_form_annotates_a_refusal(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``check -f github`` is read by GitHub: a refusal is an annotation on its line."""
+    import privspec.report.evaluation
+    from privspec.errors import EvaluationError
+
+    def refuse(*_: object, **__: object) -> None:
+        raise EvaluationError("needs about 204 GiB", ("accounting", "memory_budget"))
+
+    monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse)
+    assert main(["check", LAPLACE, "--max-mu", "9", "-f", "github"]) == 2
+    assert capsys.readouterr().out.splitlines() == [
+        f"::error file={LAPLACE},line=5,col=1,title=evaluation/refused::"
+        "accounting.memory_budget: cannot evaluate: needs about 204 GiB"]

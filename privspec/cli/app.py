@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from privspec.cli.action import action
-from privspec.errors import PrivspecError
+from privspec.errors import Code, PrivspecError
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
@@ -273,38 +273,62 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
 
 
 def _refused(command: str, error: PrivspecError, label: str,
-             spec_path: str | None) -> typer.Exit:
+             spec_path: str | None, *, github: bool = False) -> typer.Exit:
     """Print the evaluator's refusal of ``label`` in one line (located in the spec file
-    where it names a spec path; the traceback too with ``--debug``): exit 2."""
+    where it names a spec path; the traceback too with ``--debug``): exit 2.  With
+    ``github``, a workflow annotation on stdout instead (``check -f github``)."""
     from privspec.errors import EvaluationError
+    from privspec.spec.diagnostics import Diagnostic, format_github_line
 
     if _OPTIONS.traceback and error.__cause__ is not None:
         import traceback
 
         traceback.print_exception(error.__cause__, file=sys.stderr)
     path = error.path if isinstance(error, EvaluationError) else None
+    if github:
+        line, column = (_refusal_position(spec_path, path) if path is not None else None) or (1, 1)
+        code = error.code if isinstance(error, EvaluationError) else Code.EVALUATION_REFUSED
+        typer.echo(format_github_line(Diagnostic(
+            label, line, column, "" if path is None else _path_text(path),
+            f"cannot evaluate: {error}", code)))
+        return typer.Exit(EXIT_CANNOT_RUN)
     if path is None:
         return _fail(command, f"{label}: cannot evaluate: {error}")
     typer.echo(_located_refusal(label, spec_path, path, error), err=True)
     return typer.Exit(EXIT_CANNOT_RUN)
 
 
+def _path_text(path: tuple[str | int, ...]) -> str:
+    from privspec.spec.loader import path_to_str
+
+    return path_to_str(path)
+
+
+def _refusal_position(spec_path: str | None, path: tuple[str | int, ...]
+                      ) -> tuple[int, int] | None:
+    """(line, column) where ``path`` is written in the spec file, or the nearest part of
+    it that is (a budget left at its default is not in the file: its section, or the
+    mechanism, which drives the cost); None without a file."""
+    from privspec.spec.loader import position_of
+
+    if not spec_path:
+        return None
+    for written in (*(path[:n] for n in range(len(path), 0, -1)), ("mechanism",)):
+        position = position_of(spec_path, written)
+        if position is not None:
+            return position
+    return None
+
+
 def _located_refusal(label: str, spec_path: str | None, path: tuple[str | int, ...],
                      error: PrivspecError) -> str:
     """One line in the diagnostics' form, at the line and column of ``path`` in the file."""
     from privspec.errors import EvaluationError
-    from privspec.spec.loader import path_to_str, position_of
 
-    position = None
-    if spec_path:  # where the path is written, or the nearest part of it that is (a
-        # budget left at its default is not in the file: its section, or the mechanism)
-        for written in (*(path[:n] for n in range(len(path), 0, -1)), ("mechanism",)):
-            position = position_of(spec_path, written)
-            if position is not None:
-                break
+    position = _refusal_position(spec_path, path)
     where = f"{label}:{position[0]}:{position[1]}" if position else label
     code = error.code if isinstance(error, EvaluationError) else ""
-    return f"{where}: error: {path_to_str(path)}: cannot evaluate: {error} [{code}]"
+    return f"{where}: error: {_path_text(path)}: cannot evaluate: {error} [{code}]"
 
 
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
@@ -998,7 +1022,6 @@ def check(
     limit LIMIT (SOURCE)'. Values are compared unrounded and printed rounded
     conservatively. A spec with no limits at all passes, with a note.
     """
-    from privspec.errors import Code
     from privspec.spec.diagnostics import Diagnostic, format_diagnostics
     from privspec.workflows.budget import check_spec, limits_for, limits_from_options
 
@@ -1022,7 +1045,8 @@ def check(
                                   memory_budget=_OPTIONS.memory_budget,
                                   time_budget=_OPTIONS.time_budget)
         except PrivspecError as error:  # the evaluator's refusal, as every command's
-            raise _refused("check", error, path, path) from None
+            raise _refused("check", error, path, path,
+                           github=output_format is CheckFormat.github) from None
         failed = [o for o in outcomes if not o.ok]
         over += bool(failed)
         for outcome in failed:

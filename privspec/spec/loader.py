@@ -103,7 +103,10 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         with open(filename, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise SpecError([Diagnostic(filename, 1, 1, "", "no such file", Code.IO_NOT_FOUND)]) from None
+        what = ("no such file (a spec is read from a file, not from standard input; "
+                "/dev/stdin is one where the shell provides it)" if filename == "-"
+                else "no such file")
+        raise SpecError([Diagnostic(filename, 1, 1, "", what, Code.IO_NOT_FOUND)]) from None
     except IsADirectoryError:
         raise SpecError([Diagnostic(filename, 1, 1, "", "is a directory, not a spec file",
                                     Code.IO_IS_A_DIRECTORY)]) from None
