@@ -271,3 +271,18 @@ def test_sampling_rates_below_what_the_library_resolves_are_accounted_as_1e_minu
                                   "noise_multiplier": 1, "sampling_rate": rate,
                                   "steps": 100}}}).warnings
     assert "accounting/rate-raised" in {w.code for w in said}
+
+
+def test_a_releases_own_delta_within_the_floor_keeps_mu_but_is_tier_ii() -> None:
+    """δ = 10⁻¹³ < τ: μ holds up to the floor, but an outright leak is no Gaussian's
+    (Gomez et al. 2025, Prop. 6.2), so μ alone is not the story (docs/math.md §2)."""
+    report = privspec.evaluate({"privspec": 1, "title": "t", "unit": "one record",
+                                "neighbouring": "add-or-remove", "mechanism": {"compose": [
+                                    {"mechanism": {"gaussian": {"sigma": 1}}},
+                                    {"mechanism": {"approximate_dp": {
+                                        "epsilon": 0.01, "delta": 1e-13}}}]}})
+    assert report.gdp.mu is not None and report.gdp.mu >= 1
+    assert report.gdp.regret is not None and report.gdp.regret <= 0.01
+    assert report.gdp.tier == 2
+    codes = [w.code for w in report.warnings]
+    assert "report/delta-within-floor" in codes and "report/gdp-poor-fit" not in codes

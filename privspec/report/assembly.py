@@ -128,10 +128,15 @@ def _raised_floor(curve: TradeoffCurve, spec: Spec) -> float | None:
     asked for cannot be and no release of the mechanism ``leaks`` (an (ε, δ) release's δ
     is true mass at +∞: then no finite μ is the true answer, Gomez et al. 2025, Prop. 6.2).
     None when not needed or not possible."""
-    if any(KINDS[kind].leaks for _, kind, _ in walk(spec.mechanism)):
+    if _leaks(spec):
         return None
     floor = fmt.power_of_ten_above(curve.tail_mass_at_zero)
     return floor if spec.accounting.floor < floor <= LARGEST_FLOOR else None
+
+
+def _leaks(spec: Spec) -> bool:
+    """Whether a release of the mechanism has a δ of its own (an (ε, δ) black box)."""
+    return any(KINDS[kind].leaks for _, kind, _ in walk(spec.mechanism))
 
 
 def _stages_skipped(accounted: Accounted) -> int:
@@ -192,8 +197,11 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
         # rounding moves: reported as the power of ten above; a real δ as it is.
         infinity=(fmt.power_of_ten_above(curve.infinity_mass)
                   if curve.infinity_mass <= floor else curve.infinity_mass),
+        # A release's own δ (not a truncated tail) within the floor leaves μ true up to
+        # τ, but μ alone then hides an outright leak: Tier II (docs/math.md §2).
         tier1=(finite and numbers.regret is not None
-               and numbers.regret <= model.report.regret_threshold))
+               and numbers.regret <= model.report.regret_threshold
+               and not (curve.infinity_mass > 0 and _leaks(model))))
 
 
 def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
@@ -209,7 +217,7 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
     if not finite:
         warnings.append(caveat("report/no-finite-mu", infinity=figures.infinity,
                                 floor=figures.floor))
-    elif not figures.tier1:
+    elif numbers.regret is None or numbers.regret > model.report.regret_threshold:
         warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
                                resolution=figures.regret_resolution,
                                threshold=model.report.regret_threshold))
@@ -238,8 +246,8 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
         warnings.append(caveat("report/stage-mu-skipped", stages=stages_skipped,
                                most=MAX_STAGE_ACCOUNTS))
     if 0 < curve.infinity_mass <= figures.floor:
-        leaks = any(KINDS[kind].leaks for _, kind, _ in walk(model.mechanism))
-        warnings.append(caveat("report/delta-within-floor" if leaks else "accounting/floor",
+        warnings.append(caveat("report/delta-within-floor" if _leaks(model)
+                               else "accounting/floor",
                                infinity=figures.infinity, floor=figures.floor))
     return warnings
 
