@@ -328,3 +328,28 @@ def test_both_directions_of_a_sampled_release_are_costed_before_either_is_built(
         tally = cost._TALLY.get()
         assert tally is not None and tally.spent == 0.0  # nothing built, nothing spent
     assert refused.value.resource == "time"
+
+
+@pytest.mark.parametrize(("mechanism", "relation", "largest"), [
+    # Poisson sampling at q: the removal direction's largest loss, log(1 + q(e^ε − 1))
+    ({"poisson_sampled": {"sampling_rate": 0.5, "mechanism": {"laplace": {"epsilon": 1}}}},
+     "add-or-remove", math.log1p(0.5 * math.expm1(1))),
+    ({"poisson_sampled": {"sampling_rate": 0.1,
+                          "mechanism": {"discrete_laplace": {"epsilon": 1, "sensitivity": 1}}}},
+     "add-or-remove", math.log1p(0.1 * math.expm1(1))),
+    # fixed-size sampling of 1 in 100 under replace-one (Balle et al. 2018)
+    ({"fixed_size_sampled": {"batch_size": 1, "dataset_size": 100,
+                             "mechanism": {"laplace": {"epsilon": 1}}}},
+     "replace-one", math.log1p(0.01 * math.expm1(1))),
+    ({"randomized_response": {"epsilon": 1, "categories": 5}}, "replace-one", 1.0),
+    ({"compose": [{"mechanism": {"laplace": {"epsilon": 1}}},
+                  {"repeat": 3, "mechanism": {"randomized_response": {
+                      "epsilon": 0.5, "categories": 3}}}]}, "replace-one", 2.5),
+])
+def test_pure_epsilon_is_never_below_the_largest_loss(
+        mechanism: dict[str, object], relation: str, largest: float) -> None:
+    """The pure ε is the largest privacy loss any outcome has: never below it (an
+    optimistic claim), and above it only by the grid's rounding (h = 10⁻⁴ a release)."""
+    report = privspec.evaluate(spec(mechanism, relation))
+    assert report.pure_epsilon is not None
+    assert largest * (1 - 1e-12) <= report.pure_epsilon <= largest + 5e-4
