@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -297,3 +298,23 @@ def test_check_in_github_form_annotates_a_refusal(monkeypatch: pytest.MonkeyPatc
     assert capsys.readouterr().out.splitlines() == [
         f"::error file={LAPLACE},line=5,col=1,title=evaluation/refused::"
         "accounting.memory_budget: cannot evaluate: needs about 204 GiB"]
+
+
+def test_evaluate_goes_on_past_a_refused_spec(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """One refused spec among several: its line on stderr, the others' on stdout, exit 2."""
+    import privspec.report.evaluation
+    from privspec.errors import EvaluationError
+
+    real = privspec.report.evaluation.assemble
+
+    def refuse_the_survey(model: Any, *args: Any) -> Any:
+        if model.neighbouring == "replace-one":
+            raise EvaluationError("refused here", ("mechanism",))
+        return real(model, *args)
+
+    monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse_the_survey)
+    assert main(["evaluate", SURVEY, LAPLACE]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"{LAPLACE}: μ = ") and captured.out.count("\n") == 1
+    assert captured.err.startswith(f"{SURVEY}:") and "refused here" in captured.err

@@ -360,12 +360,18 @@ def evaluate(
     """Compute μ, regret, the verdict and ε(δ) for each spec (no document rendering).
 
     Rounding in the text summary is conservative: μ, ε, regret and advantage up.
-    The JSON is the full, unrounded report model that every renderer uses.
+    The JSON is the full, unrounded report model that every renderer uses.  A spec
+    privspec will not evaluate is said in one line and the others still are (exit 2).
     """
     from privspec.report import formatting as fmt
 
+    refused = 0
     for path, spec in _load_all_or_exit(specs):
-        report = _evaluate_or_exit("evaluate", spec, path, spec_path=path)
+        try:
+            report = _evaluate_or_exit("evaluate", spec, path, spec_path=path)
+        except typer.Exit:  # (said on stderr): the next specs are still evaluated
+            refused += 1
+            continue
         if output_format is EvaluateFormat.json:
             typer.echo(report.model_dump_json(indent=2))
             continue
@@ -384,6 +390,8 @@ def evaluate(
         said = f"; caveats (see the report): {', '.join(named)}" if named else ""
         typer.echo(f"{path}: {head}, Tier {'I' if gdp.tier == 1 else 'II'}, "
                    f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}{said}")
+    if refused:
+        raise typer.Exit(EXIT_CANNOT_RUN)
 
 
 #: The largest ε ``convert`` turns into μ (μ ≈ √(2ε), well within its solver's range).
