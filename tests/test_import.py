@@ -47,9 +47,11 @@ def test_an_exported_event_imports_to_the_same_guarantee(tmp_path: Path) -> None
 def test_tf_privacy_inputs(tmp_path: Path) -> None:
     out = tmp_path / "tf.privspec.yaml"
     assert main(["import", "tf-privacy", "--examples", "60000", "--batch", "256", "--epochs",
-                 "15", "--noise", "1.1", *SAID, "--sampling", "shuffled", "-o", str(out)]) == 0
+                 "15", "--noise", "1.1", "--unit", "one training example",
+                 "--neighbouring", "zero-out", "--sampling", "shuffled", "-o", str(out)]) == 0
     block = load_spec(out).mechanism.block
-    # ⌈15·60000/256⌉ = 3,516 steps reach into a 16th epoch: each example in at most 16
+    # ⌈15·60000/256⌉ = 3,516 steps of ⌊60000/256⌋ = 234 batches an epoch reach into a
+    # 16th epoch: each example in at most 16
     assert block.sampling == "shuffled" and block.participations() == 16
 
 

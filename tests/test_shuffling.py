@@ -14,7 +14,7 @@ from privspec.numerics.shuffling import shuffled_lower_mu
 from privspec.spec.diagnostics import SpecError
 
 
-def _spec(sampling: str, relation: str = "add-or-remove", **fields: object) -> dict[str, object]:
+def _spec(sampling: str, relation: str = "zero-out", **fields: object) -> dict[str, object]:
     block = {"noise_multiplier": 1.0, "batch_size": 60, "dataset_size": 60000, "steps": 1000,
              "sampling": sampling, **fields}
     return {"privspec": 1, "title": "t", "unit": "one example", "neighbouring": relation,
@@ -47,6 +47,23 @@ def test_the_lower_bound_is_what_its_attack_achieves() -> None:
     with np.errstate(invalid="ignore"):
         needed = np.nanmax(np.where(tpr > tau, ndtri(tpr - tau) - ndtri(alpha), np.nan))
     assert lower <= needed and needed <= lower * 1.01
+
+
+def test_shuffled_batches_under_add_or_remove_are_refused() -> None:
+    """A fixed-size batch: an added example pushes another out (two norms: an attack on
+    B = N reaches μ = 2√T/z, which one norm would report as √T/z)."""
+    with pytest.raises(SpecError, match="pushes another out of its batch"):
+        privspec.evaluate(_spec("shuffled", "add-or-remove"))
+    replaced = privspec.evaluate(_spec("shuffled", "replace-one", batch_size=1000,
+                                       dataset_size=1000, steps=4, noise_multiplier=2))
+    assert replaced.gdp.mu == pytest.approx(2.0, rel=1e-12)  # 2·√4/2
+
+
+def test_shuffled_participations_count_the_epochs_a_dropped_partial_batch_adds() -> None:
+    """N = 199, B = 100: one full batch an epoch (the partial one dropped), so 3 steps
+    are 3 epochs and 3 batches per example, where ⌈T·B/N⌉ said 2."""
+    report = privspec.evaluate(_spec("shuffled", batch_size=100, dataset_size=199, steps=3))
+    assert report.gdp.mu == pytest.approx(math.sqrt(3), rel=1e-12)
 
 
 def test_balls_in_bins_has_no_sound_accountant_and_is_refused() -> None:

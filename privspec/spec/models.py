@@ -469,5 +469,13 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
             problems.append(((*here, "sampling"), "fixed-size batches sampled without "
                              "replacement are analysed under 'neighbouring: replace-one' "
                              "(Balle et al. 2018); for add-or-remove, 'poisson' if batches were "
-                             "Poisson-sampled, else 'shuffled'"))
+                             "Poisson-sampled"))
+        if (kind == "dpsgd" and _get(fields, "sampling") == "shuffled"
+                and relation == "add-or-remove"):
+            problems.append(((*here, "sampling"), "shuffled batches have a fixed size: an "
+                             "added example pushes another out of its batch, moving its sum "
+                             "by two clipping norms, and shifts how the batches fall, which "
+                             "add-or-remove does not describe; state 'neighbouring: zero-out' "
+                             "(the example replaced by a null one, the dataset size public: "
+                             "one norm) or 'replace-one' (two norms)"))
     return problems

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -52,9 +51,11 @@ class DPSGD(SamplingRate):
         "poisson", description="How batches were drawn: 'poisson' (each example "
         "independently with the rate), 'fixed-size' (batches of batch_size sampled "
         "without replacement; replace-one neighbours), 'shuffled' (the data shuffled and "
-        "cut into batches: no amplification is claimed, each example counts in "
-        "⌈steps·batch_size/dataset_size⌉ batches; Chua et al. 2024 show Poisson accounting "
-        "does not hold for it), 'truncated-poisson' (Poisson sampling of dataset_size examples "
+        "cut into batches, anew each epoch: no amplification is claimed, each example counts "
+        "in ⌈steps/⌊dataset_size/batch_size⌋⌉ batches, the epochs the steps span; zero-out "
+        "or replace-one neighbours, since under add-or-remove an added example pushes another "
+        "out of its batch; Chua et al. 2024 show Poisson accounting does not hold for it), "
+        "'truncated-poisson' (Poisson sampling of dataset_size examples "
         "at sampling_rate, or with expected batch batch_size, each batch cut to at most "
         "truncated_batch_size examples; zero-out neighbours). 'balls-in-bins' is refused with the reason.")
     truncated_batch_size: Count | None = Field(
@@ -75,9 +76,12 @@ class DPSGD(SamplingRate):
         return runs(self.steps, self.epochs, self.batch_size, self.dataset_size)
 
     def participations(self) -> int:
-        """Shuffled batches: how many of them each example is in, at most."""
+        """Shuffled batches: how many of them each example is in, at most.  Each epoch
+        is a fresh shuffle cut into ⌊N/B⌋ full batches (and, where it is kept, a partial
+        last one), so T steps span at most ⌈T/⌊N/B⌋⌉ epochs, one batch each."""
         assert self.batch_size is not None and self.dataset_size is not None
-        return max(1, math.ceil(self.times() * self.batch_size / self.dataset_size - 1e-9))
+        per_epoch = max(1, self.dataset_size // self.batch_size)
+        return max(1, -(-self.times() // per_epoch))
 
     @model_validator(mode="after")
     def _check(self) -> DPSGD:
