@@ -318,3 +318,23 @@ def test_evaluate_goes_on_past_a_refused_spec(monkeypatch: pytest.MonkeyPatch,
     captured = capsys.readouterr()
     assert captured.out.startswith(f"{LAPLACE}: μ = ") and captured.out.count("\n") == 1
     assert captured.err.startswith(f"{SURVEY}:") and "refused here" in captured.err
+
+
+def test_check_goes_on_past_a_refused_spec(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """One refused spec among several: its line, the others' verdicts, exit 2."""
+    import privspec.report.evaluation
+    from privspec.errors import EvaluationError
+
+    real = privspec.report.evaluation.assemble
+
+    def refuse_the_survey(model: Any, *args: Any) -> Any:
+        if model.neighbouring == "replace-one":
+            raise EvaluationError("refused here", ("mechanism",))
+        return real(model, *args)
+
+    monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse_the_survey)
+    assert main(["check", SURVEY, LAPLACE, "--max-mu", "0.001"]) == 2
+    captured = capsys.readouterr()
+    assert f"{LAPLACE}: μ" in captured.out and "exceeds" in captured.out
+    assert f"{SURVEY}:" in captured.err and "refused here" in captured.err

@@ -1041,7 +1041,7 @@ def check(
         typer.echo(f"privspec check: error: {error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
     loaded = _load_all_or_exit(specs)
-    over = 0
+    over = refused = 0
     for path, spec in loaded:
         if not limits_for(spec, extra):
             if not quiet:
@@ -1052,9 +1052,11 @@ def check(
             outcomes = check_spec(spec, extra, spec_path=path,
                                   memory_budget=_OPTIONS.memory_budget,
                                   time_budget=_OPTIONS.time_budget)
-        except PrivspecError as error:  # the evaluator's refusal, as every command's
-            raise _refused("check", error, path, path,
-                           github=output_format is CheckFormat.github) from None
+        except PrivspecError as error:  # the evaluator's refusal, as every command's;
+            _refused("check", error, path, path,  # the other specs are still checked
+                     github=output_format is CheckFormat.github)
+            refused += 1
+            continue
         failed = [o for o in outcomes if not o.ok]
         over += bool(failed)
         for outcome in failed:
@@ -1068,6 +1070,8 @@ def check(
             typer.echo(f"{path}: within budget: "
                        + "; ".join(o.message.replace(" within the limit ", " ≤ ")
                                    for o in outcomes), err=True)
+    if refused:  # not all could be checked: no verdict on the budget (each line said why)
+        raise typer.Exit(EXIT_CANNOT_RUN)
     if not quiet:
         noun = "spec" if len(specs) == 1 else "specs"
         typer.echo(f"{over} of {len(specs)} {noun} over budget" if over
