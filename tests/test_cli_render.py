@@ -300,9 +300,13 @@ def test_check_in_github_form_annotates_a_refusal(monkeypatch: pytest.MonkeyPatc
         "accounting.memory_budget: cannot evaluate: needs about 204 GiB"]
 
 
-def test_evaluate_goes_on_past_a_refused_spec(monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """One refused spec among several: its line on stderr, the others' on stdout, exit 2."""
+@pytest.mark.parametrize(("command", "verdict"), [
+    (["evaluate"], f"{LAPLACE}: μ = "), (["check", "--max-mu", "0.001"], "exceeds")])
+def test_several_specs_go_on_past_a_refused_one(
+        command: list[str], verdict: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One refused spec among several: its line on stderr, the others' figures or
+    verdicts on stdout, exit 2 (the rest used to go unevaluated)."""
     import privspec.report.evaluation
     from privspec.errors import EvaluationError
 
@@ -314,27 +318,7 @@ def test_evaluate_goes_on_past_a_refused_spec(monkeypatch: pytest.MonkeyPatch,
         return real(model, *args)
 
     monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse_the_survey)
-    assert main(["evaluate", SURVEY, LAPLACE]) == 2
+    assert main([command[0], SURVEY, LAPLACE, *command[1:]]) == 2
     captured = capsys.readouterr()
-    assert captured.out.startswith(f"{LAPLACE}: μ = ") and captured.out.count("\n") == 1
+    assert verdict in captured.out and LAPLACE in captured.out
     assert captured.err.startswith(f"{SURVEY}:") and "refused here" in captured.err
-
-
-def test_check_goes_on_past_a_refused_spec(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """One refused spec among several: its line, the others' verdicts, exit 2."""
-    import privspec.report.evaluation
-    from privspec.errors import EvaluationError
-
-    real = privspec.report.evaluation.assemble
-
-    def refuse_the_survey(model: Any, *args: Any) -> Any:
-        if model.neighbouring == "replace-one":
-            raise EvaluationError("refused here", ("mechanism",))
-        return real(model, *args)
-
-    monkeypatch.setattr(privspec.report.evaluation, "assemble", refuse_the_survey)
-    assert main(["check", SURVEY, LAPLACE, "--max-mu", "0.001"]) == 2
-    captured = capsys.readouterr()
-    assert f"{LAPLACE}: μ" in captured.out and "exceeds" in captured.out
-    assert f"{SURVEY}:" in captured.err and "refused here" in captured.err
