@@ -25,13 +25,13 @@ COMMANDS = ["validate", "render", "evaluate", "calibrate", "table", "convert", "
             "schema"]
 
 
-#: Each kind's YAML key and the model under it (or, for ``compose``, of its list's items),
-#: from the schema's one-key ``…Node`` wrappers: set by ``spec_page``.
-_KIND_KEYS: dict[str, tuple[str, str]] = {}
+#: Node name → (YAML key, model name) of a mechanism kind.
+KindKeys = dict[str, tuple[str, str]]
 
 
-def _kind_keys(defs: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """Node name → (YAML key, model name) for every mechanism kind."""
+def _kind_keys(defs: dict[str, Any]) -> KindKeys:
+    """Each kind's YAML key and the model under it (or, for ``compose``, its list's
+    items), from the schema's one-key ``…Node`` wrappers."""
     keys = {}
     for name, node in defs.items():
         if name.endswith("Node"):
@@ -41,25 +41,25 @@ def _kind_keys(defs: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return keys
 
 
-def _type(field: dict[str, Any]) -> str:
+def _type(field: dict[str, Any], kinds: KindKeys) -> str:
     if "$ref" in field:
         name = field["$ref"].rsplit("/", 1)[-1]
         return f"[{name}](#{name.lower()})"
     if "oneOf" in field:  # the mechanism: one of the kinds' one-key mappings
-        kinds = [_KIND_KEYS[option["$ref"].rsplit("/", 1)[-1]]
-                 for option in field["oneOf"] if "$ref" in option]
+        keys = [kinds[option["$ref"].rsplit("/", 1)[-1]]
+                for option in field["oneOf"] if "$ref" in option]
         # a composition is a list of stages: its entry is the Stage model's
         return "a mapping with one key, the kind: " + ", ".join(
             f"`{key}:` [{model}](#{model.lower()})"
-            + (" (a list)" if key == "compose" else "") for key, model in kinds)
+            + (" (a list)" if key == "compose" else "") for key, model in keys)
     if "anyOf" in field:
-        return " or ".join(_type(option) for option in field["anyOf"] if option != {"type": "null"})
+        return " or ".join(_type(option, kinds) for option in field["anyOf"] if option != {"type": "null"})
     if "enum" in field:
         return " \\| ".join(f"`{value}`" for value in field["enum"])
     if "const" in field:
         return f"`{field['const']}`"
     if field.get("type") == "array":
-        return f"list of {_type(field.get('items', {}))}"
+        return f"list of {_type(field.get('items', {}), kinds)}"
     return str(field.get("type", "any"))
 
 
@@ -77,13 +77,13 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("``", "`").replace("|", "\\|")
 
 
-def _table(model: dict[str, Any]) -> list[str]:
+def _table(model: dict[str, Any], kinds: KindKeys) -> list[str]:
     required = set(model.get("required", []))
     lines = ["| field | type | required | default | limits | meaning |",
              "|---|---|---|---|---|---|"]
     for name, field in model.get("properties", {}).items():
         default = json.dumps(field["default"], ensure_ascii=False) if "default" in field else ""
-        lines.append(f"| `{name}` | {_type(field)} | {'yes' if name in required else ''} | "
+        lines.append(f"| `{name}` | {_type(field, kinds)} | {'yes' if name in required else ''} | "
                      f"{_cell(default)} | {_limits(field)} | {_cell(field.get('description', ''))} |")
     return lines
 
@@ -93,13 +93,13 @@ def spec_page() -> str:
     from privspec.spec.schema import json_schema
 
     schema = json_schema()
-    _KIND_KEYS.update(_kind_keys(schema.get("$defs", {})))
-    keyed = {model: key for key, model in _KIND_KEYS.values()}
+    kinds = _kind_keys(schema.get("$defs", {}))
+    keyed = {model: key for key, model in kinds.values()}
     lines = ["# Spec reference", "",
              "Generated from the spec's JSON Schema (`privspec schema`) by "
              "`docs/generate_reference.py`; do not edit.", "",
              "## The spec file", "", _cell(schema.get("description", "")), "",
-             *_table(schema), ""]
+             *_table(schema, kinds), ""]
     for name, model in sorted(schema.get("$defs", {}).items()):
         if name.endswith("Node"):
             continue  # a kind's one-key wrapper: the kind's own model is listed
@@ -107,7 +107,7 @@ def spec_page() -> str:
                + ("(a list of these stages)" if keyed[name] == "compose" else "(its fields under it)")
                + ". " if name in keyed else "")
         lines += [f"## {name}", "", key + _cell(model.get("description", "")), "",
-                  *_table(model), ""]
+                  *_table(model, kinds), ""]
     return "\n".join(lines)
 
 

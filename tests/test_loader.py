@@ -406,3 +406,10 @@ def test_python_data_deeper_than_a_file_may_be_is_refused_as_such() -> None:
 def test_a_key_with_a_hidden_character_is_refused_without_echoing_it() -> None:
     (problem,) = _problems(HEAD + '"ti\\u202etle": x\nmechanism: {gaussian: {sigma: 1}}\n')
     assert "U+202E" in problem.message and "\u202e" not in problem.message
+
+
+def test_a_code_link_that_is_not_a_web_address_says_so_in_plain_words() -> None:
+    (problem,) = _problems(HEAD + "mechanism: {gaussian: {sigma: 1}}\n"
+                           "scope: {code: 'ftp://x y'}\n")
+    assert problem.path == "scope.code"
+    assert problem.message.startswith("must be a web address starting http:// or https://")

@@ -274,34 +274,29 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
 
 def _refused(command: str, error: PrivspecError, label: str,
              spec_path: str | None, *, github: bool = False) -> typer.Exit:
-    """Print the evaluator's refusal of ``label`` in one line (located in the spec file
-    where it names a spec path; the traceback too with ``--debug``): exit 2.  With
-    ``github``, a workflow annotation on stdout instead (``check -f github``)."""
+    """Print the evaluator's refusal of ``label`` in one line, in the diagnostics' form
+    where it names a spec path (at its line and column in the file; the traceback too
+    with ``--debug``): exit 2.  With ``github``, a workflow annotation on stdout."""
     from privspec.errors import EvaluationError
-    from privspec.spec.diagnostics import Diagnostic, format_github_line
+    from privspec.spec.diagnostics import Diagnostic, format_gcc_line, format_github_line
+    from privspec.spec.loader import path_to_str
 
     if _OPTIONS.traceback and error.__cause__ is not None:
         import traceback
 
         traceback.print_exception(error.__cause__, file=sys.stderr)
     path = error.path if isinstance(error, EvaluationError) else None
-    if github:
-        line, column = (_refusal_position(spec_path, path) if path is not None else None) or (1, 1)
-        code = error.code if isinstance(error, EvaluationError) else Code.EVALUATION_REFUSED
-        typer.echo(format_github_line(Diagnostic(
-            label, line, column, "" if path is None else _path_text(path),
-            f"cannot evaluate: {error}", code)))
-        return typer.Exit(EXIT_CANNOT_RUN)
-    if path is None:
+    if path is None and not github:
         return _fail(command, f"{label}: cannot evaluate: {error}")
-    typer.echo(_located_refusal(label, spec_path, path, error), err=True)
+    line, column = (None if path is None else _refusal_position(spec_path, path)) or (1, 1)
+    code = error.code if isinstance(error, EvaluationError) else Code.EVALUATION_REFUSED
+    diagnostic = Diagnostic(label, line, column, "" if path is None else path_to_str(path),
+                            f"cannot evaluate: {error}", code)
+    if github:
+        typer.echo(format_github_line(diagnostic))
+    else:
+        typer.echo(format_gcc_line(diagnostic), err=True)
     return typer.Exit(EXIT_CANNOT_RUN)
-
-
-def _path_text(path: tuple[str | int, ...]) -> str:
-    from privspec.spec.loader import path_to_str
-
-    return path_to_str(path)
 
 
 def _refusal_position(spec_path: str | None, path: tuple[str | int, ...]
@@ -318,17 +313,6 @@ def _refusal_position(spec_path: str | None, path: tuple[str | int, ...]
         if position is not None:
             return position
     return None
-
-
-def _located_refusal(label: str, spec_path: str | None, path: tuple[str | int, ...],
-                     error: PrivspecError) -> str:
-    """One line in the diagnostics' form, at the line and column of ``path`` in the file."""
-    from privspec.errors import EvaluationError
-
-    position = _refusal_position(spec_path, path)
-    where = f"{label}:{position[0]}:{position[1]}" if position else label
-    code = error.code if isinstance(error, EvaluationError) else ""
-    return f"{where}: error: {_path_text(path)}: cannot evaluate: {error} [{code}]"
 
 
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:

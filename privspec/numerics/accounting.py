@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -97,6 +97,25 @@ def accountable_rate(rate: float) -> float:
     if rate > 1.0 - RATE_ONE_TOLERANCE:
         return 1.0
     return max(rate, SMALLEST_RATE)
+
+
+def _sampling_rates(event: ev.Event) -> Iterator[float]:
+    """The rate of every Poisson or fixed-size sampling in ``event``."""
+    if isinstance(event, ev.ComposedEvent):
+        for stage, _ in event.stages:
+            yield from _sampling_rates(stage)
+    elif isinstance(event, ev.RepeatedEvent):
+        yield from _sampling_rates(event.event)
+    elif isinstance(event, ev.SampledEvent):
+        yield event.rate
+        yield from _sampling_rates(event.event)
+
+
+def raised_rate(event: ev.Event) -> float | None:
+    """The smallest sampling rate in ``event`` that ``accountable_rate`` raises to
+    ``SMALLEST_RATE``, or None when there is none."""
+    low = [rate for rate in _sampling_rates(event) if rate < SMALLEST_RATE]
+    return min(low) if low else None
 
 
 def tail_mass_truncation(spec: s.Spec) -> float:
@@ -211,6 +230,8 @@ class Accounted:
     #: each run's largest (the composed PMFs drop losses whose probability underflows,
     #: so their own largest can be far below it); ∞ when a release's PMF has mass at +∞.
     largest_loss: float = math.inf
+    #: The smallest sampling rate accounted as ``SMALLEST_RATE`` (None: no rate was).
+    raised_rate: float | None = None
     #: Closed-form μ-GDP and ε-DP bounds of the whole mechanism, release by release.
     bound: Bound = NONE
     #: How ``pmfs`` were found, in words, when exactly (no grid); None when numerically.
@@ -317,7 +338,7 @@ def account(spec: s.Spec) -> Accounted:
     largest = math.inf if truncated else math.fsum(loss * count for loss, count in reach)
     return Accounted(pmfs=lowering.finish(total), stages=stages,
                      truncation=lowering.truncation, reach=reach, bound=bound,
-                     largest_loss=largest)
+                     largest_loss=largest, raised_rate=raised_rate(root))
 
 
 def _stage_accounts(root: ev.Event, own: Callable[[ev.Event, int, bool], StageAccount]

@@ -236,9 +236,8 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
         warnings.append(caveat("accounting/coarse-release", loss=loss, count=count,
                                steps=round(loss / accounting.discretization),
                                discretization=accounting.discretization))
-    rates = [block.rate() for _, _, block in walk(model.mechanism) if hasattr(block, "rate")]
-    if rates and min(rates) < SMALLEST_RATE:
-        warnings.append(caveat("accounting/rate-raised", rate=min(rates),
+    if accounted.raised_rate is not None:
+        warnings.append(caveat("accounting/rate-raised", rate=accounted.raised_rate,
                                smallest=SMALLEST_RATE))
     if not curve.certified:
         warnings.append(caveat("accounting/uncertified-composition"))

@@ -25,6 +25,7 @@ from privspec.spec.models import (
     Spec,
     _Node,
 )
+from privspec.spec.scope import WEB_ADDRESS
 from privspec.spec.yaml_reader import Path, Where, short
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -272,8 +273,9 @@ def _text_or_list_message(problem: _Problem) -> tuple[Code, str] | None:
         hint = _suggest(value, choices) if isinstance(value, str) and choices else None
         mean = f"; did you mean '{hint}'?" if hint else ""
         return Code.SPEC_INVALID_VALUE, f"must be {expected} (got {got}){mean}"
-    if kind == "string_pattern_mismatch" and str(ctx.get("pattern", "")).startswith("^https?"):
-        return Code.SPEC_INVALID_VALUE, f"must be a web address starting http:// or https:// (got {got})"
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") == WEB_ADDRESS:
+        return (Code.SPEC_INVALID_VALUE,
+                f"must be a web address starting http:// or https:// (got {got})")
     if kind == "list_type":
         return Code.SPEC_INVALID_TYPE, f"must be a list (got {got})"
     if kind == "too_short":

@@ -295,15 +295,6 @@ class Spec(_Strict):
     """A privspec file: one mechanism, what it protects, and how to report it."""
 
     privspec: Literal[1] = Field(description="Version of the spec language; must be 1.")
-
-    @field_validator("privspec", mode="before")
-    @classmethod
-    def _version_is_a_whole_number(cls, value: Any) -> Any:
-        """``true`` and ``1.0`` equal 1 in Python, and a literal takes them: not here."""
-        if isinstance(value, bool | float):
-            raise PydanticCustomError("literal_error", "Input should be {expected}",
-                                      {"expected": "1"})
-        return value
     title: Annotated[str, Field(min_length=1, max_length=300)] = Field(
         description="Title of the report, e.g. 'WRN-16-4 on CIFAR-10'."
     )
@@ -347,6 +338,15 @@ class Spec(_Strict):
         description="Privacy budget that 'privspec check' enforces (a policy: it does not "
         "change the report).",
     )
+
+    @field_validator("privspec", mode="before")
+    @classmethod
+    def _version_is_a_whole_number(cls, value: Any) -> Any:
+        """``true`` and ``1.0`` equal 1 in Python, and a literal takes them: not here."""
+        if isinstance(value, bool | float):
+            raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                      {"expected": "1"})
+        return value
 
     @model_validator(mode="after")
     def _check_calibration_note(self) -> Spec:

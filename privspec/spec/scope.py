@@ -10,6 +10,9 @@ from pydantic import Field
 
 from privspec.spec.base import _Strict
 
+#: A web address, as ``scope.code`` takes it (``messages`` words a mismatch).
+WEB_ADDRESS = r"^https?://[^\s]+$"
+
 Text = Annotated[str, Field(min_length=1, max_length=300)]
 Access = Literal["training", "hyper-parameter tuning", "preprocessing", "evaluation",
                  "data selection"]
@@ -36,5 +39,5 @@ class Scope(_Strict):
         None, description="Quantities released exactly, without protection (invariants, "
         "e.g. 'total population of each state').")
     code: Annotated[str, Field(min_length=8, max_length=300,
-                               pattern=r"^https?://[^\s]+$")] | None = Field(
+                               pattern=WEB_ADDRESS)] | None = Field(
         None, description="A link to the code that implements the mechanism (http or https).")

@@ -234,9 +234,9 @@ class Builder:
         self._bad_tag(node, path)
         return text
 
-    def _refuse_hidden(self, node: ScalarNode, path: Path) -> None:
-        """A problem when the text (a value, or a key: diagnostics echo keys) holds a
-        character of ``_HIDDEN_IN_TEXT``."""
+    def _refuse_hidden(self, node: ScalarNode, path: Path) -> bool:
+        """A problem, and True, when the text (a value, or a key: diagnostics echo keys)
+        holds a character of ``_HIDDEN_IN_TEXT``."""
         hidden = _HIDDEN_IN_TEXT.search(node.value)
         if hidden:
             self.problems.append((
@@ -244,6 +244,7 @@ class Builder:
                 f"the text holds U+{ord(hidden.group()):04X}, a control or "
                 "bidirectional-override character that reports would carry unseen; "
                 "remove it", _mark(node), path))
+        return hidden is not None
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         if node.tag != _MAP_TAG:
@@ -257,8 +258,7 @@ class Builder:
                                       _mark(key_node), path))
                 continue
             key = key_node.value  # keys are names: always their text
-            if _HIDDEN_IN_TEXT.search(key):
-                self._refuse_hidden(key_node, path)
+            if self._refuse_hidden(key_node, path):
                 continue
             if key in result:
                 self.problems.append((
