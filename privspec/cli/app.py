@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from privspec.cli.action import action
+from privspec.cli.files import write_atomically as _write_atomically
 from privspec.errors import Code, PrivspecError
 
 if TYPE_CHECKING:
@@ -505,83 +506,6 @@ def _emit(command: str, text: str, output: str | None, *, quiet: bool = False,
         raise _fail(command, f"cannot write {output}: {error.strerror or error}") from None
     if not quiet:
         typer.echo(f"wrote {output}", err=True)
-
-
-def _refuse_unsafe_output(path: str, inputs: Sequence[str]) -> None:
-    """Raise OSError (with ``path`` as its filename) when writing ``path`` would replace
-    something that is not a plain file (a device such as /dev/null, a FIFO, a directory)
-    or one of the command's ``inputs``: a rename would destroy it."""
-    import errno
-    import os
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # nothing there (or nothing readable): the write itself says what fails
-    if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, "not a regular file (privspec writes files whole, "
-                      "replacing them); give a file path, or leave the option out for stdout",
-                      path)
-    for source in inputs:
-        try:
-            same = os.path.samefile(path, source)
-        except OSError:
-            continue
-        if same:
-            raise OSError(errno.EINVAL, f"it is the input {source}; write the output "
-                          "to another file", path)
-
-
-def _write_atomically(files: Mapping[str, str | bytes], *, inputs: Sequence[str] = ()) -> None:
-    """Write every file or none: temporary files first, then renames (each atomic).
-    Texts are written as UTF-8, bytes (figures) as they are.  Nothing is written when
-    a destination is not a plain file or is one of ``inputs`` (``_refuse_unsafe_output``).
-
-    A failure before the renames leaves every existing file untouched; an OSError
-    names the file it concerns (``filename``).
-    """
-    import os
-    import tempfile
-
-    for path in files:
-        _refuse_unsafe_output(path, inputs)
-    staged: list[tuple[str, str]] = []
-    path = ""
-    try:
-        for path, text in files.items():
-            directory = os.path.dirname(os.path.abspath(path))
-            os.makedirs(directory, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(
-                dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-            staged.append((temporary, path))
-            if isinstance(text, bytes):
-                with os.fdopen(handle, "wb") as binary:
-                    binary.write(text)
-                    binary.flush()
-                    os.fsync(binary.fileno())
-            else:
-                with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-                    stream.write(text)
-                    stream.flush()
-                    os.fsync(stream.fileno())
-            try:
-                mode = os.stat(path).st_mode & 0o7777
-            except FileNotFoundError:
-                umask = os.umask(0)
-                os.umask(umask)
-                mode = 0o666 & ~umask
-            os.chmod(temporary, mode)
-        for temporary, path in staged:
-            os.replace(temporary, path)
-    except OSError as error:
-        if error.filename is None or str(error.filename).endswith(".tmp"):
-            error.filename = path  # (a full disk's error names no file)
-        raise
-    finally:
-        for temporary, _ in staged:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
 
 
 _RenderSpecs = Annotated[list[str], typer.Argument(

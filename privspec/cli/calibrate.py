@@ -120,7 +120,8 @@ def calibrate(
     Exit 0 with the value; 2 when no value meets the targets (with what the most
     private value achieves) or the input is bad.
     """
-    from privspec.cli.app import _OPTIONS, _fail, _write_atomically
+    from privspec.cli.app import _OPTIONS, _fail
+    from privspec.cli.files import write_atomically
     from privspec.errors import EvaluationError
     from privspec.spec.diagnostics import SpecError, format_diagnostics
     from privspec.spec.editing import with_number, with_top_level, written_number
@@ -163,7 +164,7 @@ def calibrate(
                             f"as it is laid out ({error}); set {knob} to "
                             f"{written_number(calibration.value)} by hand") from None
         try:
-            _write_atomically({destination: edited})
+            write_atomically({destination: edited})
         except OSError as error:
             raise _fail("calibrate", f"cannot write {destination}: "
                         f"{error.strerror or error}") from None
