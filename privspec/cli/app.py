@@ -143,8 +143,7 @@ def schema(
         typer.echo(f"{output}: up to date", err=True)
         raise typer.Exit(EXIT_OK)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        _write_atomically({output: text})
     except OSError as error:
         typer.echo(f"{output}: cannot write: {error.strerror or error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -163,8 +164,9 @@ def calibrate(
             raise _fail("calibrate", f"{spec}: cannot write the value into the file "
                             f"as it is laid out ({error}); set {knob} to "
                             f"{written_number(calibration.value)} by hand") from None
-        try:
-            write_atomically({destination: edited})
+        try:  # --in-place writes the file a symbolic link points to, keeping the link
+            write_atomically({os.path.realpath(destination) if in_place else destination:
+                              edited})
         except OSError as error:
             raise _fail("calibrate", f"cannot write {destination}: "
                         f"{error.strerror or error}") from None
