@@ -237,3 +237,54 @@ def test_an_event_nested_deeper_than_a_spec_may_be_is_refused(
     assert main(["import", "dp-event", str(record), *SAID, "--sampling", "poisson"]) == 2
     err = capsys.readouterr().err
     assert "nested" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+HOSTILE_NAME = ("run\npublished: {epsilon: 0.01, delta: 1.0e-9, source: audited}\n"
+                "report: {regret_threshold: 0.9}\n#.json")
+
+
+def test_a_record_name_cannot_write_yaml(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A newline in the record's file name ended the provenance comment: the lines after
+    it were live keys (a 'published' claim and a report threshold nobody made)."""
+    history = '{"history": [[1.0, 0.004, 100]]}'
+    (tmp_path / HOSTILE_NAME).write_text(history, encoding="utf-8")
+    out = tmp_path / "run.privspec.yaml"
+    assert main(["import", "opacus", str(tmp_path / HOSTILE_NAME), *SAID, "--sampling",
+                 "poisson", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "U+000A" in err and "rename the file" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+    # the same text as the title and the unit (data, not comments) stays a string
+    (tmp_path / "state.json").write_text(history, encoding="utf-8")
+    assert main(["import", "opacus", str(tmp_path / "state.json"), "--unit", HOSTILE_NAME,
+                 "--neighbouring", "add-or-remove", "--sampling", "poisson",
+                 "--title", HOSTILE_NAME, "-o", str(out)]) == 0
+    spec = load_spec(out)
+    assert spec.title == spec.unit == HOSTILE_NAME and spec.published is None
+
+
+def test_an_imported_spec_that_would_not_read_back_is_not_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The written text is read back and compared with the data it was written from."""
+    from privspec.spec import loader
+
+    dump = loader.dump_spec_data
+    monkeypatch.setattr(loader, "dump_spec_data", lambda data: dump(data) + (
+        "published: {epsilon: 0.01, delta: 1.0e-9, source: audited}\n"))
+    (tmp_path / "state.json").write_text('{"history": [[1.0, 0.004, 100]]}', encoding="utf-8")
+    out = tmp_path / "run.privspec.yaml"
+    assert main(["import", "opacus", str(tmp_path / "state.json"), *SAID, "--sampling",
+                 "poisson", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "does not read back" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("comment", ["ok\x1b[2Jhidden", "\u202eevil"])
+def test_spec_to_yaml_refuses_a_comment_it_cannot_write_as_one(comment: str) -> None:
+    spec = privspec.spec_from_dpsgd(noise_multiplier=1.0, sampling_rate=0.01, steps=10,
+                                    title="t")
+    with pytest.raises(ValueError, match="U\\+"):
+        privspec.spec_to_yaml(spec, comment=comment)

@@ -47,16 +47,17 @@ Output = Annotated[str | None, typer.Option("--output", "-o", metavar="FILE", he
 
 def _write(imported: object, output: str | None, inputs: tuple[str, ...] = ()) -> None:
     from privspec.cli.app import _emit, _fail
+    from privspec.errors import InternalError
     from privspec.spec.diagnostics import SpecError
-    from privspec.spec.loader import dump_spec_data, spec_from_data
-    from privspec.workflows.importing import Imported
+    from privspec.workflows.importing import Imported, spec_text
 
     assert isinstance(imported, Imported)
     try:
-        spec_from_data(imported.data, "<imported>")
+        text = spec_text(imported)
     except SpecError as error:
         raise _fail("import", f"the record does not make a valid spec: {error}") from None
-    text = "".join(f"# {line}\n" for line in imported.provenance) + dump_spec_data(imported.data)
+    except (ValueError, InternalError) as error:
+        raise _fail("import", str(error)) from None
     _emit("import", text, output, inputs=inputs)
 
 

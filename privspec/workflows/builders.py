@@ -20,6 +20,7 @@ imports neither numpy nor dp-accounting.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -79,14 +80,55 @@ def spec_from_dpsgd(
 
 def spec_to_yaml(spec: Spec, *, comment: str | None = None) -> str:
     """``spec`` as the text of a ``*.privspec.yaml`` file (defaults left out, budget kept),
-    which ``privspec.spec.loader.load_spec_text`` reads back as an equal spec."""
+    which ``privspec.spec.loader.load_spec_text`` reads back as an equal spec (checked).
+    Each line of ``comment`` becomes a comment line; ValueError when it holds a control
+    or bidirectional-override character."""
     data: dict[str, Any] = _stating_sampling(spec.model_dump(mode="json", exclude_defaults=True))
     if spec.budget is not None:  # excluded from dumps (a policy, not part of the report); last
         data["budget"] = spec.budget.model_dump(mode="json", exclude_defaults=True)
-    header = "".join(f"# {line}\n" for line in (comment or "").splitlines())
-    from privspec.spec.loader import dump_spec_data
+    return spec_file_text(data, (comment or "").splitlines(), BUILT_SPEC_NAME, spec)
 
-    return header + dump_spec_data(data)
+
+#: What a one-line YAML comment must not hold: a line break (which would end it and
+#: start live YAML), another control character, or a bidirectional override that would
+#: make it display other than it reads.
+_UNSAFE_IN_COMMENT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def unsafe_character(text: str) -> str | None:
+    """The first character of ``text`` a spec file's comment (or a name written in one)
+    must not hold, as ``U+XXXX``; None when there is none."""
+    found = _UNSAFE_IN_COMMENT.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
+def spec_file_text(data: dict[str, Any], comments: Sequence[str] = (), name: str = "<spec>",
+                   spec: Spec | None = None) -> str:
+    """Spec data as a spec file's text: one-line comments, then the data as the YAML
+    emitter writes it (no string of the data is pasted into YAML).  The text is read
+    back with privspec's loader and must hold exactly ``data`` and be the spec validated
+    from it (or ``spec``): InternalError otherwise.  SpecError when ``data`` is not a valid spec;
+    ValueError when a comment holds a character of ``unsafe_character``."""
+    from privspec.errors import InternalError
+    from privspec.spec.loader import (
+        dump_spec_data,
+        load_spec_text,
+        load_yaml_text,
+        spec_from_data,
+    )
+
+    intended = spec if spec is not None else spec_from_data(data, name)
+    for line in comments:
+        unsafe = unsafe_character(line)
+        if unsafe is not None:
+            raise ValueError(f"a comment line holds {unsafe}, which a spec file's comment "
+                             f"cannot hold: {line!r}")
+    text = "".join(f"# {line}\n" for line in comments) + dump_spec_data(data)
+    if load_yaml_text(text, name) != data or load_spec_text(text, name) != intended:
+        raise InternalError(f"the spec file written for {name} does not read back as the "
+                            "spec it was written from. This is a bug in privspec: please "
+                            "report it with what was imported")
+    return text
 
 
 def _stating_sampling(data: Any) -> Any:

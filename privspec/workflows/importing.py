@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from privspec.errors import PrivspecError
+from privspec.workflows.builders import spec_file_text, unsafe_character
 
 if TYPE_CHECKING:
     from privspec.spec.models import Spec
@@ -60,7 +61,12 @@ class Imported:
 
 def read_record(path: str | os.PathLike[str], source: str) -> tuple[Any, str]:
     """The JSON of a record file and its SHA-256; pickles and checkpoints are refused
-    with how to export JSON."""
+    with how to export JSON, and so is a file name a spec's comment cannot hold."""
+    unsafe = unsafe_character(os.path.basename(os.fspath(path)))
+    if unsafe is not None:
+        raise RecordError(f"{os.fspath(path)!r}: the file name holds {unsafe}, a control or "
+                          "bidirectional-override character, and the spec names its record; "
+                          "rename the file")
     with open(path, "rb") as handle:
         raw = handle.read(50_000_001)
     if len(raw) > 50_000_000:
@@ -322,6 +328,12 @@ def _imported(mechanism: dict[str, Any], said: Assertions, source: str,
     lines = [f"Imported by privspec from {origin}.", f"Read from it: {read}.",
              f"{_asserted(said).capitalize()}."]
     return Imported(_spec(mechanism, said, description), lines)
+
+
+def spec_text(imported: Imported) -> str:
+    """The spec file of an import: its provenance as comments, then the spec; read back
+    and checked against the spec validated from its data (``spec_file_text``)."""
+    return spec_file_text(imported.data, imported.provenance, "<imported>")
 
 
 # -- Python API: the same from objects a training script holds -----------------------
