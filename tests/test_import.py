@@ -288,3 +288,117 @@ def test_spec_to_yaml_refuses_a_comment_it_cannot_write_as_one(comment: str) -> 
                                     title="t")
     with pytest.raises(ValueError, match="U\\+"):
         privspec.spec_to_yaml(spec, comment=comment)
+
+
+BIG = "1" + "0" * 5000
+
+
+@pytest.mark.parametrize(("source", "record", "says"), [
+    ("opacus", '{"history": [[1.0, 0.004, 10], [Infinity, 0.1, 3]]}',
+     "history[1][0]: Infinity is not a finite number"),
+    ("opacus", '{"history": [[NaN, 0.004, 10]]}', "history[0][0]: NaN is not"),
+    ("opacus", '{"history": [[1.0, 0.004, ' + BIG + ']]}',
+     "history[0][2]: a whole number of 5,001 digits is out of range (at most 30)"),
+    ("opacus", '{"history": [[1e400, 0.004, 10]]}', "history[0][0]: 1e400 is beyond"),
+    ("opacus", '{"history": [[-1.0, 0.004, 10]]}',
+     "history[0][0] (noise multiplier): must be above 0, got -1.0"),
+    ("opacus", '{"history": [[1.0, 4, 10]]}', "history[0][1] (sample rate): must be above 0 "
+     "and at most 1, got 4"),
+    ("opacus", '{"history": [[1.0, 0.004, 1e300]]}', "history[0][2] (steps): must be at "
+     "least 1 and at most 10,000,000"),
+    ("opacus", '{"history": [[1.0, 0.004, 2.5]]}',
+     "history[0][2] (steps): expected a whole number, got 2.5"),
+    ("dp-event", '{"event": {"class_name": "GaussianDpEvent", "noise_multiplier": -Infinity}}',
+     "event.noise_multiplier: -Infinity is not a finite number"),
+    ("dp-event", '{"class_name": "SelfComposedDpEvent", "count": 1e300, "event": '
+     '{"class_name": "GaussianDpEvent", "noise_multiplier": 1}}', "event.count: must be at "
+     "least 1 and at most 10,000,000"),
+    ("dp-event", '{"class_name": "RandomizedResponseDpEvent", "noise_parameter": 0.5, '
+     '"num_buckets": -3}', "event.num_buckets: must be at least 2"),
+    ("dp-event", '{"class_name": "GaussianDpEvent\\n::error::x", "noise_multiplier": 1}',
+     "event: 'GaussianDpEvent\\n::error::x' has no privspec mechanism"),
+    ("jax-privacy", '{"noise_multipliers": NaN, "num_samples": 100, "batch_size": 10, '
+     '"num_updates": 5}', "noise_multipliers: NaN is not a finite number"),
+    ("jax-privacy", '{"noise_multipliers": [[0, 1.0], [2, -2]], "num_samples": 100, '
+     '"batch_size": 10, "num_updates": 5}', "noise_multipliers[1][1]: must be above 0"),
+    ("jax-privacy", '{"noise_multipliers": 1, "num_samples": 1e300, "batch_size": 10, '
+     '"num_updates": 5}', "num_samples: must be at least 1 and at most 1,000,000,000,000"),
+    ("jax-privacy", '{"noise_multipliers": 1, "num_samples": 100, "batch_size": 10, '
+     '"num_updates": 5, "batch_size_scale_schedule": {"1": 1000000000000, '
+     '"2": 1000000000000, "3": 1000000000000}}',
+     "from update 1 a batch of 10,000,000,000,000 is larger than num_samples 100"),
+])
+def test_numbers_of_a_record_are_checked_before_use(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, record: str,
+        says: str) -> None:
+    """Infinity, NaN, huge or out-of-range numbers: one line naming the place in the
+    record, exit 2 (they were tracebacks, or errors located in the spec not yet written)."""
+    path = tmp_path / "record.json"
+    path.write_text(record, encoding="utf-8")
+    assert main(["import", source, str(path), *SAID, "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert f"record.json: {says}" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (json.dumps({"history": [[1.0, 0.004, 10]] * 5_001}),
+     "history has 5,001 items; privspec reads lists of at most 5,000"),
+    (" " * 10_000_001, "larger than 10,000,000 bytes, the most privspec reads"),
+    (json.dumps({"history": [[1.0, 0.004, 10]], "other": [[0] * 4_000] * 30}),
+     "more than 100,000 values, the most privspec reads"),
+])
+def test_sizes_are_capped_before_use_and_the_cap_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, says: str) -> None:
+    path = tmp_path / "record.json"
+    path.write_text(content, encoding="utf-8")
+    assert main(["import", "opacus", str(path), *SAID, "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.splitlines()) == 1, err
+
+
+def test_tf_privacy_refuses_infinite_epochs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "tf-privacy", "--examples", "100", "--batch", "10", "--epochs",
+                 "inf", "--noise", "1", *SAID, "--sampling", "poisson"]) == 2
+    assert "not a finite number above 0" in capsys.readouterr().err
+
+
+def test_opacus_accountant_history_is_read_as_it_is(tmp_path: Path) -> None:
+    """accountant.history itself, a bare list, as privspec.from_opacus takes it."""
+    record = tmp_path / "history.json"
+    record.write_text("[[1.0, 0.00427, 705]]", encoding="utf-8")
+    out = tmp_path / "run.privspec.yaml"
+    assert main(["import", "opacus", str(record), *SAID, "--sampling", "poisson",
+                 "-o", str(out)]) == 0
+    block = load_spec(out).mechanism.block
+    assert (block.noise_multiplier, block.sampling_rate, block.steps) == (1.0, 0.00427, 705)
+    assert "Opacus accountant history history.json" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("relation", ["add-or-remove", "replace-one"])
+def test_dp_event_takes_the_relation_it_was_exported_under(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], relation: str) -> None:
+    source = tmp_path / "run.privspec.yaml"
+    source.write_text(
+        f"privspec: 1\ntitle: t\nunit: one training example\nneighbouring: {relation}\n"
+        "mechanism:\n  dpsgd: {noise_multiplier: 1.0, sampling_rate: 0.01, steps: 300}\n",
+        encoding="utf-8")
+    event = tmp_path / "event.json"
+    assert main(["export", "--dp-event", str(source), "-o", str(event)]) == 0
+    recorded = "REPLACE_ONE" if relation == "replace-one" else "ADD_OR_REMOVE_ONE"
+    other = "add-or-remove" if relation == "replace-one" else "replace-one"
+    out = tmp_path / "again.privspec.yaml"
+    capsys.readouterr()
+    assert main(["import", "dp-event", str(event), "--unit", "one training example",
+                 "--neighbouring", other, "--sampling", "poisson", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"neighboring_relation {recorded}" in err and f"--neighbouring says {other}" in err
+    assert len(err.splitlines()) == 1 and not out.exists()
+    assert main(["import", "dp-event", str(event), "--unit", "one training example",
+                 "--sampling", "poisson", "-o", str(out)]) == 0
+    assert load_spec(out).neighbouring == relation
+    comments = [line for line in out.read_text(encoding="utf-8").splitlines()
+                if line.startswith("#")]
+    assert f"its neighbouring relation {recorded} ({relation})" in comments[1]
+    assert "neighbouring" not in comments[2]  # (not among what the user asserted)
+    assert privspec.evaluate(out).gdp.mu == pytest.approx(privspec.evaluate(source).gdp.mu,
+                                                          rel=1e-9)

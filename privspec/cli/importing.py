@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Annotated
 
 import typer
+
+from privspec.spec.base import MAX_DATASET_SIZE
 
 
 class Relation(StrEnum):
@@ -62,21 +65,22 @@ def _write(imported: object, output: str | None, inputs: tuple[str, ...] = ()) -
 
 
 def _positive(value: float) -> float:
-    """A count or scale that must be above 0 (typer's ``min`` cannot exclude it)."""
-    if not value > 0:
-        raise typer.BadParameter(f"{value:g} is not above 0.")
+    """A count or scale that must be finite and above 0 (typer's ``min`` cannot exclude
+    0, nor infinity)."""
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"{value:g} is not a finite number above 0.")
     return value
 
 
-def _said(unit: str, neighbouring: Relation, sampling: Sampling, title: str | None,
+def _said(unit: str, neighbouring: Relation | None, sampling: Sampling, title: str | None,
           default_title: str) -> object:
     from privspec.workflows.importing import Assertions
 
-    return Assertions(unit=unit, neighbouring=neighbouring.value, sampling=sampling.value,
-                      title=title or default_title)
+    return Assertions(unit=unit, neighbouring=None if neighbouring is None else
+                      neighbouring.value, sampling=sampling.value, title=title or default_title)
 
 
-def _run(source: str, path: str, unit: str, neighbouring: Relation, sampling: Sampling,
+def _run(source: str, path: str, unit: str, neighbouring: Relation | None, sampling: Sampling,
          title: str | None, output: str | None) -> None:
     import os
 
@@ -106,7 +110,8 @@ def _run(source: str, path: str, unit: str, neighbouring: Relation, sampling: Sa
 
 @app.command("opacus")
 def opacus(path: Annotated[str, typer.Argument(metavar="FILE.json", help="Opacus's "
-                                               "accountant.state_dict() saved as JSON.")],
+                                               "accountant.state_dict() or accountant.history "
+                                               "saved as JSON.")],
            unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
            output: Output = None) -> None:
     """Opacus: each history entry (noise multiplier, sample rate, steps) a DP-SGD stage."""
@@ -117,8 +122,13 @@ def opacus(path: Annotated[str, typer.Argument(metavar="FILE.json", help="Opacus
 def dp_event(path: Annotated[str, typer.Argument(metavar="FILE.json", help="A dp-accounting "
                                                  "event as its named-tuple dict (or privspec "
                                                  "export --dp-event's file).")],
-             unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
-             output: Output = None) -> None:
+             unit: Unit, sampling: Sampled,
+             neighbouring: Annotated[Relation | None, typer.Option(
+                 "--neighbouring", help="add-or-remove, replace-one or zero-out; must agree "
+                 "with the file's neighboring_relation when it has one (export --dp-event "
+                 "writes it), which is taken when this is left out.",
+                 show_default=False)] = None,
+             title: Title = None, output: Output = None) -> None:
     """dp-accounting: the event's mechanism, class by class (never importing a module
     the file names)."""
     _run("dp-event", path, unit, neighbouring, sampling, title, output)
@@ -139,10 +149,10 @@ def jax_privacy(path: Annotated[str, typer.Argument(
 
 @app.command("tf-privacy")
 def tf_privacy(
-    examples: Annotated[int, typer.Option("--examples", min=1, help="Training examples N.",
-                                          show_default=False)],
-    batch: Annotated[int, typer.Option("--batch", min=1, help="Batch size B.",
-                                       show_default=False)],
+    examples: Annotated[int, typer.Option("--examples", min=1, max=MAX_DATASET_SIZE,
+                                          help="Training examples N.", show_default=False)],
+    batch: Annotated[int, typer.Option("--batch", min=1, max=MAX_DATASET_SIZE,
+                                       help="Batch size B.", show_default=False)],
     epochs: Annotated[float, typer.Option("--epochs", callback=_positive, help="Epochs E (> 0).",
                                           show_default=False)],
     noise: Annotated[float, typer.Option("--noise", callback=_positive,

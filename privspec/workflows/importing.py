@@ -10,13 +10,16 @@ what the user asserted, in its ``description`` (which reports print) and in comm
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
 import os
-from dataclasses import dataclass
+import reprlib
 from typing import TYPE_CHECKING, Any
 
 from privspec.errors import PrivspecError
+from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS
 from privspec.workflows.builders import spec_file_text, unsafe_character
 
 if TYPE_CHECKING:
@@ -41,17 +44,17 @@ class RecordError(PrivspecError, ValueError):
     """A record privspec will not or cannot read, with what to do instead."""
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Assertions:
     """What the user states and no record proves."""
 
     unit: str
-    neighbouring: str
+    neighbouring: str | None  # (None: read from the record, where it says one)
     sampling: str
     title: str
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Imported:
     """A spec's data and the provenance lines to write above it."""
 
@@ -59,29 +62,131 @@ class Imported:
     provenance: list[str]
 
 
+#: The largest record read, the most items one of its lists may hold and the most
+#: values it may hold in all: a training run's record is short, and the spec it makes
+#: must fit in a spec file (1 MB, a few thousand stages).
+MAX_RECORD_BYTES = 10_000_000
+MAX_LIST_ITEMS = 5_000
+MAX_RECORD_VALUES = 100_000
+#: The most digits of a whole number read (more than any count or size a spec allows).
+MAX_DIGITS = 30
+
+
+class _Unreadable:
+    """A number of a record's JSON that privspec does not read (NaN, ±Infinity, beyond a
+    double, more than MAX_DIGITS digits), kept to be reported where it stands."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _json_float(text: str) -> float | _Unreadable:
+    value = float(text)
+    return value if math.isfinite(value) else _Unreadable(f"{text} is beyond a double's range")
+
+
+def _json_int(text: str) -> int | _Unreadable:
+    digits = len(text.lstrip("-"))
+    return int(text) if digits <= MAX_DIGITS else _Unreadable(
+        f"a whole number of {digits:,} digits is out of range (at most {MAX_DIGITS})")
+
+
+def _json_constant(text: str) -> _Unreadable:
+    return _Unreadable(f"{text} is not a finite number")
+
+
 def read_record(path: str | os.PathLike[str], source: str) -> tuple[Any, str]:
-    """The JSON of a record file and its SHA-256; pickles and checkpoints are refused
-    with how to export JSON, and so is a file name a spec's comment cannot hold."""
-    unsafe = unsafe_character(os.path.basename(os.fspath(path)))
+    """The JSON of a record file and its SHA-256.  Refused, with what to do instead:
+    pickles and checkpoints, a path a spec's comment cannot hold, a record larger than
+    MAX_RECORD_BYTES (before parsing), with a list longer than MAX_LIST_ITEMS or more
+    than MAX_RECORD_VALUES values, or a number that is not finite or has more than
+    MAX_DIGITS digits (located by its place in the JSON)."""
+    label = os.fspath(path)
+    unsafe = unsafe_character(label)
     if unsafe is not None:
-        raise RecordError(f"{os.fspath(path)!r}: the file name holds {unsafe}, a control or "
+        raise RecordError(f"{label!r}: the file name holds {unsafe}, a control or "
                           "bidirectional-override character, and the spec names its record; "
                           "rename the file")
     with open(path, "rb") as handle:
-        raw = handle.read(50_000_001)
-    if len(raw) > 50_000_000:
-        raise RecordError(f"{os.fspath(path)}: larger than 50 MB; a record is a short file")
+        raw = handle.read(MAX_RECORD_BYTES + 1)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{label}: larger than {MAX_RECORD_BYTES:,} bytes, the most "
+                          "privspec reads; a record is a short file")
     for magic, what in _BINARY.items():
         if raw.startswith(magic):
-            raise RecordError(f"{os.fspath(path)} is {what}; privspec never unpickles "
+            raise RecordError(f"{label} is {what}; privspec never unpickles "
                                f"files (they can run code). {_EXPORT_HINT.get(source, '')}")
     try:
-        return json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
+        record = json.loads(raw.decode("utf-8"), parse_float=_json_float,
+                            parse_int=_json_int, parse_constant=_json_constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RecordError(f"{os.fspath(path)}: not JSON ({error}). "
+        raise RecordError(f"{label}: not JSON ({error}). "
                            f"{_EXPORT_HINT.get(source, '')}") from None
     except RecursionError:
-        raise RecordError(f"{os.fspath(path)}: nested too deeply to be a record") from None
+        raise RecordError(f"{label}: nested too deeply to be a record") from None
+    _check_record(record, os.path.basename(label))
+    return record, hashlib.sha256(raw).hexdigest()
+
+
+def _check_record(record: Any, name: str) -> None:
+    """RecordError at the first unreadable number, over-long list or value too many."""
+    pending: list[tuple[Any, str]] = [(record, "")]
+    seen = 0
+    while pending:
+        value, where = pending.pop()
+        seen += 1
+        if seen > MAX_RECORD_VALUES:
+            raise RecordError(f"{name}: more than {MAX_RECORD_VALUES:,} values, the most "
+                              "privspec reads; a record is short")
+        if isinstance(value, _Unreadable):
+            raise RecordError(f"{name}: {where or 'the record'}: {value.why}")
+        if isinstance(value, list):
+            if len(value) > MAX_LIST_ITEMS:
+                raise RecordError(f"{name}: {where or 'the record'} has {len(value):,} "
+                                  f"items; privspec reads lists of at most "
+                                  f"{MAX_LIST_ITEMS:,} (a spec file holds no more stages)")
+            pending += reversed([(item, f"{where}[{i}]") for i, item in enumerate(value)])
+        elif isinstance(value, dict):
+            pending += reversed([(item, f"{where}{_key(key, not where)}")
+                                 for key, item in value.items()])
+
+
+def _key(key: str, first: bool) -> str:
+    """A JSON key in a located message: ``.name``, or ``['odd key']`` escaped."""
+    if key.isidentifier():
+        return key if first else f".{key}"
+    return f"[{reprlib.repr(key)}]"
+
+
+def _shown(value: Any) -> str:
+    """A record's value in a message: short, on one line."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"a whole number of about {value.bit_length() * math.log10(2):,.0f} digits"
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return f"{value:,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+    return reprlib.repr(value)
+
+
+def _number(value: Any, where: str, *, whole: bool = False, above: float | None = None,
+            least: float | None = None, most: float | None = None) -> Any:
+    """``value`` checked before use: a finite number (a whole one when ``whole``),
+    above ``above``, at least ``least`` and at most ``most``; RecordError naming
+    ``where`` (the record and the field) otherwise.  A whole number is returned as an
+    int, any other as a float."""
+    if isinstance(value, _Unreadable):
+        raise RecordError(f"{where}: {value.why}")
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise RecordError(f"{where}: expected a number, got {_shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RecordError(f"{where}: {value} is not a finite number")
+    if whole and value != int(value):
+        raise RecordError(f"{where}: expected a whole number, got {value!r}")
+    limits = [f"{word} {_shown(limit)}" for word, limit in (("above", above), ("at least", least),
+                                                        ("at most", most)) if limit is not None]
+    if ((above is not None and not value > above) or (least is not None and value < least)
+            or (most is not None and value > most)):
+        raise RecordError(f"{where}: must be {' and '.join(limits)}, got {_shown(value)}")
+    return int(value) if whole else float(value)
 
 
 def _dpsgd(noise: float, rate: float, steps: int, sampling: str) -> dict[str, Any]:
@@ -94,18 +199,22 @@ def _spec(mechanism: dict[str, Any], said: Assertions, description: str) -> dict
             "unit": said.unit, "neighbouring": said.neighbouring, "mechanism": mechanism}
 
 
-def _asserted(said: Assertions) -> str:
-    return (f"asserted by the user, not recorded: unit {said.unit!r}, neighbouring "
-            f"{said.neighbouring}, batches drawn by {said.sampling} sampling")
+def _asserted(said: Assertions, relation_recorded: bool = False) -> str:
+    relation = "" if relation_recorded else f"neighbouring {said.neighbouring}, "
+    return (f"asserted by the user, not recorded: unit {said.unit!r}, {relation}"
+            f"batches drawn by {said.sampling} sampling")
 
 
 def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
-    """Opacus's ``accountant.state_dict()``: each history entry (noise multiplier, sample
-    rate, steps) a DP-SGD stage.  Only Poisson sampling has a rate Opacus records."""
-    history = record.get("history") if isinstance(record, dict) else None
+    """Opacus's ``accountant.history`` (a list of [noise multiplier, sample rate, steps])
+    or its ``state_dict()``, which holds it: each entry a DP-SGD stage.  Only Poisson
+    sampling has a rate Opacus records."""
+    bare = isinstance(record, list)
+    history = record if bare else record.get("history") if isinstance(record, dict) else None
     if not isinstance(history, list) or not history:
-        raise RecordError(f"{name}: no 'history' list (Opacus's state_dict() has one: "
-                           "[[noise_multiplier, sample_rate, steps], ...])")
+        raise RecordError(f"{name}: no 'history' list (Opacus's state_dict() has one, "
+                          "and accountant.history is one: [[noise_multiplier, sample_rate, "
+                          "steps], ...])")
     if said.sampling != "poisson":
         raise RecordError("Opacus records a sampling rate: its history can be imported "
                            "for --sampling poisson only; for shuffled batches write the "
@@ -113,21 +222,35 @@ def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) ->
                            "tf-privacy does)")
     stages: list[dict[str, Any]] = []
     for i, entry in enumerate(history):
-        if (not isinstance(entry, list | tuple) or len(entry) != 3
-                or not all(isinstance(v, int | float) and not isinstance(v, bool)
-                           for v in entry)):
-            raise RecordError(f"{name}: history[{i}] is not [noise_multiplier, sample_rate, "
-                               f"steps]: {entry!r}")
-        noise, rate, steps = entry
-        if steps != int(steps):
-            raise RecordError(f"{name}: history[{i}]: steps must be a whole number")
+        where = f"{name}: {'' if bare else 'history'}[{i}]"
+        if not isinstance(entry, list | tuple) or len(entry) != 3:
+            raise RecordError(f"{where} is not [noise_multiplier, sample_rate, steps]: "
+                               f"{_shown(entry)}")
+        noise = _number(entry[0], f"{where}[0] (noise multiplier)", above=0)
+        rate = _number(entry[1], f"{where}[1] (sample rate)", above=0, most=1)
+        steps = _number(entry[2], f"{where}[2] (steps)", whole=True, least=1,
+                        most=MAX_REPETITIONS)
         stages.append({"name": f"opacus history entry {i + 1}",
-                       "mechanism": _dpsgd(float(noise), float(rate), int(steps),
-                                           said.sampling)})
+                       "mechanism": _dpsgd(noise, rate, steps, said.sampling)})
     mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
     read = f"{len(history)} history entr{'y' if len(history) == 1 else 'ies'} " \
            "(noise multiplier, sample rate, steps)"
-    return _imported(mechanism, said, f"Opacus accountant state {name}", digest, read)
+    source = "Opacus accountant history" if bare else "Opacus accountant state"
+    return _imported(mechanism, said, f"{source} {name}", digest, read)
+
+
+#: What each number of a dp-accounting event must be (``_number``'s limits).
+_EVENT_FIELDS: dict[str, dict[str, Any]] = {
+    "noise_multiplier": {"above": 0},
+    "noise_parameter": {"above": 0, "most": 1},
+    "num_buckets": {"whole": True, "least": 2, "most": 1_000_000},
+    "sampling_probability": {"above": 0, "most": 1},
+    "sample_size": {"whole": True, "least": 1, "most": MAX_DATASET_SIZE},
+    "source_dataset_size": {"whole": True, "least": 1, "most": MAX_DATASET_SIZE},
+    "dataset_size": {"whole": True, "least": 1, "most": MAX_DATASET_SIZE},
+    "truncated_batch_size": {"whole": True, "least": 1, "most": MAX_REPETITIONS},
+    "count": {"whole": True, "least": 1, "most": MAX_REPETITIONS},
+}
 
 
 #: dp-accounting event classes and how each becomes a privspec mechanism.
@@ -136,11 +259,10 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
         raise RecordError(f"{path}: expected an event object")
     kind = event.get("class_name")
 
-    def number(key: str) -> float:
-        value = event.get(key)
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            raise RecordError(f"{path}: {kind} needs a number '{key}'")
-        return float(value)
+    def number(key: str) -> Any:
+        if key not in event:
+            raise RecordError(f"{path}: {reprlib.repr(kind)} needs a number '{key}'")
+        return _number(event[key], f"{path}.{key}", **_EVENT_FIELDS[key])
 
     inner = event.get("event")
     if kind == "GaussianDpEvent":
@@ -149,7 +271,7 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
         return {"laplace": {"scale": number("noise_multiplier"), "sensitivity": 1.0}}
     if kind == "RandomizedResponseDpEvent":
         return {"randomized_response": {"flip_probability": number("noise_parameter"),
-                                        "categories": int(number("num_buckets"))}}
+                                        "categories": number("num_buckets")}}
     if kind == "PoissonSampledDpEvent":
         rate = number("sampling_probability")
         body = _mechanism_of_event(inner, f"{path}.event", said)
@@ -161,8 +283,8 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
         return {"poisson_sampled": {"sampling_rate": rate, "mechanism": body}}
     if kind == "SampledWithoutReplacementDpEvent":
         return {"fixed_size_sampled": {
-            "batch_size": int(number("sample_size")),
-            "dataset_size": int(number("source_dataset_size")),
+            "batch_size": number("sample_size"),
+            "dataset_size": number("source_dataset_size"),
             "mechanism": _mechanism_of_event(inner, f"{path}.event", said)}}
     if kind == "TruncatedSubsampledGaussianDpEvent":
         if said.sampling != "truncated-poisson":
@@ -170,11 +292,11 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
                                f"the batches were {said.sampling}")
         return {"dpsgd": {"noise_multiplier": number("noise_multiplier"),
                           "sampling_rate": number("sampling_probability"),
-                          "dataset_size": int(number("dataset_size")),
-                          "truncated_batch_size": int(number("truncated_batch_size")),
+                          "dataset_size": number("dataset_size"),
+                          "truncated_batch_size": number("truncated_batch_size"),
                           "steps": 1, "sampling": said.sampling}}
     if kind == "SelfComposedDpEvent":
-        count = int(number("count"))
+        count = number("count")
         body = _mechanism_of_event(inner, f"{path}.event", said)
         if "dpsgd" in body and body["dpsgd"]["steps"] == 1:  # a truncated-Poisson step
             return {"dpsgd": {**body["dpsgd"], "steps": count}}
@@ -190,34 +312,62 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
             raise RecordError(f"{path}: ComposedDpEvent needs a list 'events'")
         return {"compose": [{"mechanism": _mechanism_of_event(e, f"{path}.events[{i}]", said)}
                             for i, e in enumerate(events)]}
-    raise RecordError(f"{path}: {kind!r} has no privspec mechanism (privspec reads "
+    raise RecordError(f"{path}: {reprlib.repr(kind)} has no privspec mechanism (privspec reads "
                        "GaussianDpEvent, LaplaceDpEvent, RandomizedResponseDpEvent, "
                        "PoissonSampledDpEvent, SampledWithoutReplacementDpEvent, "
                        "TruncatedSubsampledGaussianDpEvent, SelfComposedDpEvent, "
                        "ComposedDpEvent)")
 
 
+#: dp-accounting's neighbouring relations (``export --dp-event`` writes one beside the
+#: event) and the spec relations each accounts: zero-out is exported as add-or-remove.
+_RELATIONS = {"ADD_OR_REMOVE_ONE": ("add-or-remove", "zero-out"),
+              "REPLACE_ONE": ("replace-one",)}
+
+
 def from_dp_event(record: Any, digest: str | None, name: str, said: Assertions
                   ) -> Imported:
-    """A dp-accounting event in named-tuple form (or ``privspec export --dp-event``'s
-    file, whose ``event`` it is)."""
+    """A dp-accounting event in named-tuple form, or ``privspec export --dp-event``'s
+    file: its ``event``, and its ``neighboring_relation``, which the user's relation
+    must agree with (or is taken from when the user gives none)."""
     wrapped = isinstance(record, dict) and "class_name" not in record and "event" in record
     event = record["event"] if wrapped else record  # (an event's own "event" is its inner one)
-    mechanism = _mechanism_of_event(event, "event", said)
+    recorded = record.get("neighboring_relation") if wrapped else None
+    read, taken = "the event {} and everything inside it", False
+    if recorded is not None:
+        relations = _RELATIONS.get(recorded) if isinstance(recorded, str) else None
+        if relations is None:
+            raise RecordError(f"{name}: neighboring_relation {_shown(recorded)} is not one "
+                              f"privspec reads ({', '.join(_RELATIONS)})")
+        if said.neighbouring is None:
+            said = dataclasses.replace(said, neighbouring=relations[0])
+        elif said.neighbouring not in relations:
+            raise RecordError(
+                f"{name}: the event was accounted under neighboring_relation {recorded} "
+                f"({' or '.join(relations)}), but --neighbouring says {said.neighbouring}; "
+                f"leave --neighbouring out to take the record's, or export the event again "
+                f"from a spec of the relation you mean")
+        taken = said.neighbouring == relations[0]
+        read += f", and its neighbouring relation {recorded}" + (
+            f" ({said.neighbouring})" if taken else f", which accounts {said.neighbouring} too")
+    elif said.neighbouring is None:
+        raise RecordError(f"{name}: the record does not say its neighbouring relation "
+                          "(privspec export --dp-event writes it); give --neighbouring")
+    mechanism = _mechanism_of_event(event, f"{name}: event", said)
     return _imported(mechanism, said, f"dp-accounting event {name}", digest,
-                     f"the event {event.get('class_name')} and everything inside it")
+                     read.format(event.get("class_name")), taken)
 
 
-def _schedule(value: Any, name: str, key: str, kind: type) -> list[tuple[int, Any]]:
-    """A constant or a list of [step, value] changes, as (step, value) sorted by step."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return [(0, kind(value))]
-    if (not isinstance(value, list) or not value
-            or not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
-                       and isinstance(v[1], int | float) and not isinstance(v[1], bool)
-                       for v in value)):
+def _schedule(value: Any, name: str, key: str) -> list[tuple[int, float]]:
+    """A constant or a list of [step, value] changes, as (step, value) sorted by step;
+    every value above 0, every step a whole number from 0."""
+    if not isinstance(value, list):
+        return [(0, _number(value, f"{name}: {key}", above=0))]
+    if not value or not all(isinstance(v, list) and len(v) == 2 for v in value):
         raise RecordError(f"{name}: '{key}' must be a number or a list of [step, value]")
-    changes = sorted((int(step), kind(v)) for step, v in value)
+    changes = sorted((_number(step, f"{name}: {key}[{i}][0] (step)", whole=True, least=0),
+                      _number(v, f"{name}: {key}[{i}][1]", above=0))
+                     for i, (step, v) in enumerate(value))
     steps = [step for step, _ in changes]
     if len(set(steps)) != len(steps):
         raise RecordError(f"{name}: '{key}' gives two values for one step")
@@ -250,13 +400,13 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
     per_device = ("per_device_batch_size", "num_devices", "gradient_accumulation_steps")
 
     def whole(key: str) -> int:
-        value = record.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if key in per_device and key not in record:
             raise RecordError(f"{name}: '{key}' must be a positive whole number (give "
-                               "batch_size, or per_device_batch_size, num_devices and "
-                               "gradient_accumulation_steps)" if key in per_device
-                               else f"{name}: '{key}' must be a positive whole number")
-        return value
+                              "batch_size, or per_device_batch_size, num_devices and "
+                              "gradient_accumulation_steps)")
+        most = MAX_REPETITIONS if key == "num_updates" else MAX_DATASET_SIZE
+        return int(_number(record.get(key), f"{name}: {key}", whole=True, least=1,
+                           most=most))
 
     if record.get("is_finite_guarantee") is False:
         raise RecordError(f"{name}: 'is_finite_guarantee' is false (jax_privacy reports "
@@ -267,12 +417,12 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
             ("cycle_length", (None, 1), "cyclic Poisson sampling (BandMF) is not accounted"),
             ("examples_per_user", (None, 1), "user-level accounting is not supported")):
         if record.get(key) not in neutral:
-            raise RecordError(f"{name}: '{key}' = {record[key]!r}: {why}; privspec reports "
+            raise RecordError(f"{name}: '{key}' = {_shown(record[key])}: {why}; privspec reports "
                                "nothing rather than the wrong thing")
     method = record.get("sampling_method", "POISSON")
     expected = {"POISSON": "poisson", "FIXED_BATCH_SIZE": "fixed-size"}.get(str(method))
     if expected is None or expected != said.sampling:
-        raise RecordError(f"{name}: sampling_method {method!r} and --sampling {said.sampling} "
+        raise RecordError(f"{name}: sampling_method {_shown(method)} and --sampling {said.sampling} "
                            "disagree (POISSON is poisson, FIXED_BATCH_SIZE is fixed-size)")
     examples, updates = whole("num_samples"), whole("num_updates")
     if "batch_size" in record:
@@ -282,17 +432,23 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
         batch, how = parts[0] * parts[1] * parts[2], (
             f"per_device_batch_size {parts[0]} × num_devices {parts[1]} × "
             f"gradient_accumulation_steps {parts[2]}")
-    noise = _schedule(record.get("noise_multipliers"), name, "noise_multipliers", float)
+    noise = _schedule(record.get("noise_multipliers"), name, "noise_multipliers")
     scales = record.get("batch_size_scale_schedule") or {}
     if not isinstance(scales, dict) or not all(
-            str(k).isdigit() and isinstance(v, int) and v >= 1 for k, v in scales.items()):
+            k.isdigit() and len(k) <= MAX_DIGITS for k in scales):
         raise RecordError(f"{name}: 'batch_size_scale_schedule' must map steps to whole "
                            "numbers")
     # jax_privacy's schedule (optax's piecewise constant one): from step s on, the batch
     # is batch_size times the product of the scales at s and before.
     batches, size = [(0, batch)], batch
     for step, scale in sorted((int(s), v) for s, v in scales.items()):
-        size *= scale
+        if step >= updates:
+            break  # (after the last update)
+        size *= _number(scale, f"{name}: batch_size_scale_schedule[{step}]", whole=True,
+                        least=1)
+        if size > examples:
+            raise RecordError(f"{name}: from update {step:,} a batch of {size:,} is larger "
+                              f"than num_samples {examples:,}")
         batches.append((step, size))
     stages: list[dict[str, Any]] = []
     for steps, nm, bs in _segments(noise, batches, updates):
@@ -304,7 +460,7 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
                       "steps": steps, "sampling": said.sampling}}})
     mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
     read = (f"num_samples {examples:,}, num_updates {updates:,}, logical batch {batch:,} "
-            f"(from {how}), noise multipliers {record.get('noise_multipliers')!r}, "
+            f"(from {how}), noise multipliers {_shown(record.get('noise_multipliers'))}, "
             f"sampling_method {method}")
     return _imported(mechanism, said, f"jax_privacy parameters {name}", digest, read)
 
@@ -321,12 +477,12 @@ def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
 
 
 def _imported(mechanism: dict[str, Any], said: Assertions, source: str,
-              digest: str | None, read: str) -> Imported:
+              digest: str | None, read: str, relation_recorded: bool = False) -> Imported:
     origin = source + (f" (SHA-256 {digest})" if digest else "")
-    description = (f"Imported by privspec from {origin}. Read from it: {read}; "
-                   f"{_asserted(said)}.")
+    asserted = _asserted(said, relation_recorded)
+    description = f"Imported by privspec from {origin}. Read from it: {read}; {asserted}."
     lines = [f"Imported by privspec from {origin}.", f"Read from it: {read}.",
-             f"{_asserted(said).capitalize()}."]
+             f"{asserted.capitalize()}."]
     return Imported(_spec(mechanism, said, description), lines)
 
 
