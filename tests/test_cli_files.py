@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ CALIBRATE = ["--vary", "noise_multiplier", "-t", "mu=1"]
 #: paused: ``after`` the first one, or ``before`` it, so that a test can kill it there.
 PAUSED = """
 import os, sys, time
+from collections.abc import Callable
 from pathlib import Path
 rename, (ready, when), args = os.replace, sys.argv[1:3], sys.argv[3:]
 def paused(source, destination):
@@ -58,8 +60,10 @@ sys.exit(main(args))
 """
 
 
-def _killed_while_writing(work: Path, when: str, *args: str) -> None:
-    """Run ``privspec ARGS`` in ``work`` and ``kill -9`` it at its first rename."""
+def _killed_while_writing(work: Path, when: str, *args: str,
+                          meanwhile: Callable[[], None] = lambda: None) -> None:
+    """Run ``privspec ARGS`` in ``work`` and ``kill -9`` it at its first rename, after
+    calling ``meanwhile``."""
     ready = work.parent / "paused"
     process = subprocess.Popen(
         [sys.executable, "-c", PAUSED, str(ready), when, *args], cwd=work,
@@ -70,6 +74,7 @@ def _killed_while_writing(work: Path, when: str, *args: str) -> None:
             assert process.poll() is None, "privspec ended before writing"
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        meanwhile()
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -88,11 +93,19 @@ def test_a_render_killed_between_renames_is_finished_by_the_next_write(
     render = ["render", "s.privspec.yaml", "-f", "markdown,json", "--output-dir", "out"]
     assert main(render) == 0
     spec.write_text(SPEC.replace("scale: 10", "scale: 5"), encoding="utf-8")
-    _killed_while_writing(tmp_path, "after", *render)
-    assert main([*render, "--check"]) == 1  # a mixed set: some files new, some old
     other = tmp_path / "other.privspec.yaml"
     other.write_text(SPEC, encoding="utf-8")
-    assert main(["render", "other.privspec.yaml", "-f", "json", "--output-dir", "out"]) == 0
+    render_other = ["render", "other.privspec.yaml", "-f", "json", "--output-dir", "out"]
+
+    def write_beside_a_live_one() -> None:
+        staged = _leftovers(tmp_path / "out")
+        assert len(staged) == 1  # the live run's transaction
+        assert main(render_other) == 0
+        assert _leftovers(tmp_path / "out") == staged  # left alone while its run lives
+
+    _killed_while_writing(tmp_path, "after", *render, meanwhile=write_beside_a_live_one)
+    assert main([*render, "--check"]) == 1  # a mixed set: some files new, some old
+    assert main(render_other) == 0
     assert _leftovers(tmp_path / "out") == []
     assert main([*render, "--check"]) == 0  # the killed run's set, complete
 
