@@ -9,8 +9,6 @@ from typing import Annotated
 
 import typer
 
-from privspec.spec.base import MAX_DATASET_SIZE
-
 
 class Relation(StrEnum):
     add_or_remove = "add-or-remove"
@@ -149,10 +147,10 @@ def jax_privacy(path: Annotated[str, typer.Argument(
 
 @app.command("tf-privacy")
 def tf_privacy(
-    examples: Annotated[int, typer.Option("--examples", min=1, max=MAX_DATASET_SIZE,
-                                          help="Training examples N.", show_default=False)],
-    batch: Annotated[int, typer.Option("--batch", min=1, max=MAX_DATASET_SIZE,
-                                       help="Batch size B.", show_default=False)],
+    examples: Annotated[int, typer.Option("--examples", min=1, help="Training examples N.",
+                                          show_default=False)],
+    batch: Annotated[int, typer.Option("--batch", min=1, help="Batch size B.",
+                                       show_default=False)],
     epochs: Annotated[float, typer.Option("--epochs", callback=_positive, help="Epochs E (> 0).",
                                           show_default=False)],
     noise: Annotated[float, typer.Option("--noise", callback=_positive,
@@ -161,7 +159,12 @@ def tf_privacy(
     output: Output = None,
 ) -> None:
     """TF Privacy's privacy-statement inputs (compute_dp_sgd_privacy_statement)."""
-    from privspec.workflows.importing import from_tf_privacy
+    from privspec.cli.app import _fail
+    from privspec.workflows.importing import RecordError, from_tf_privacy
 
     said = _said(unit, neighbouring, sampling, title, "Imported from TF Privacy's inputs")
-    _write(from_tf_privacy(examples, batch, epochs, noise, said), output)  # type: ignore[arg-type]
+    try:
+        imported = from_tf_privacy(examples, batch, epochs, noise, said)  # type: ignore[arg-type]
+    except RecordError as error:
+        raise _fail("import", str(error)) from None
+    _write(imported, output)

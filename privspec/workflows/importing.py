@@ -162,8 +162,10 @@ def _shown(value: Any) -> str:
     """A record's value in a message: short, on one line."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
         return f"a whole number of about {value.bit_length() * math.log10(2):,.0f} digits"
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return f"{value:,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:,}" if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
     return reprlib.repr(value)
 
 
@@ -467,7 +469,12 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
 
 def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
                     said: Assertions) -> Imported:
-    """TF Privacy's privacy-statement inputs: N examples, batch B, E epochs, noise z."""
+    """TF Privacy's privacy-statement inputs: N examples, batch B, E epochs, noise z,
+    each checked as a record's number is."""
+    examples = _number(examples, "--examples", whole=True, least=1, most=MAX_DATASET_SIZE)
+    batch = _number(batch, "--batch", whole=True, least=1, most=examples)
+    epochs = _number(epochs, "--epochs", above=0, most=MAX_REPETITIONS)
+    noise = _number(noise, "--noise", above=0)
     mechanism = {"dpsgd": {"noise_multiplier": noise, "batch_size": batch,
                            "dataset_size": examples, "epochs": epochs,
                            "sampling": said.sampling}}
