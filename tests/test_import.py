@@ -356,10 +356,17 @@ def test_sizes_are_capped_before_use_and_the_cap_named(
     assert says in err and len(err.splitlines()) == 1, err
 
 
-def test_tf_privacy_refuses_infinite_epochs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["import", "tf-privacy", "--examples", "100", "--batch", "10", "--epochs",
-                 "inf", "--noise", "1", *SAID, "--sampling", "poisson"]) == 2
-    assert "not a finite number above 0" in capsys.readouterr().err
+@pytest.mark.parametrize(("examples", "batch", "epochs", "says"), [
+    ("100", "10", "inf", "--epochs': inf is not a finite number above 0"),
+    ("100", "1000", "1", "--batch: must be at least 1 and at most 100, got 1,000"),
+    ("10" + "0" * 20, "10", "1", "--examples: must be at least 1 and at most "
+     "1,000,000,000,000, got 1,000,000,000,000,000,000,000"),
+])
+def test_tf_privacy_inputs_are_checked(capsys: pytest.CaptureFixture[str], examples: str,
+                                       batch: str, epochs: str, says: str) -> None:
+    assert main(["import", "tf-privacy", "--examples", examples, "--batch", batch,
+                 "--epochs", epochs, "--noise", "1", *SAID, "--sampling", "poisson"]) == 2
+    assert says in capsys.readouterr().err
 
 
 def test_opacus_accountant_history_is_read_as_it_is(tmp_path: Path) -> None:
