@@ -74,7 +74,7 @@ def write_atomically(files: Mapping[str, str | bytes], *, inputs: Sequence[str] 
     for path, content in files.items():
         directory, name = os.path.split(os.path.abspath(path))
         groups.setdefault(directory, {})[name] = content
-    staged: list[_Transaction] = []
+    transactions: list[_Transaction] = []
     path = ""
     try:
         for directory, group in groups.items():
@@ -82,21 +82,21 @@ def write_atomically(files: Mapping[str, str | bytes], *, inputs: Sequence[str] 
             os.makedirs(directory, exist_ok=True)
             recover_abandoned_writes(directory)
             transaction = _Transaction(directory)
-            staged.append(transaction)
+            transactions.append(transaction)
             for name, content in group.items():
                 path = os.path.join(directory, name)
                 transaction.stage(name, content)
-        for transaction in staged:
+        for transaction in transactions:
             path = transaction.directory
             transaction.commit()
-        for transaction in staged:
+        for transaction in transactions:
             transaction.apply()
     except OSError as error:
         if error.filename is None or TRANSACTION_PREFIX in str(error.filename):
             error.filename = error.filename2 or path  # (a full disk's error names no file)
         raise
     finally:
-        for transaction in staged:
+        for transaction in transactions:
             transaction.remove()
 
 
