@@ -660,7 +660,7 @@ def render(
         if plan.output is not None and (len(loaded) > 1 or len(targets) > 1):
             raise fail("--output takes one spec and one format; use --output-dir for more")
         report = _evaluate_or_exit("render", spec, path, spec_path=path)
-        documents += plan.documents(path, report, targets)
+        documents += plan.documents(path, report, targets, _budget_options(spec))
 
     if all(destination is None for destination, _ in documents):
         typer.echo("\n".join(text for _, text in documents if isinstance(text, str)), nl=False)
@@ -699,9 +699,14 @@ class _RenderPlan:
     plotting: bool
     missing_plot_noted: bool = False
 
-    def documents(self, path: str, report: Report, targets: list[tuple[str, str | None]]
-                  ) -> list[tuple[str | None, str | bytes]]:
-        """(destination or None for stdout, text; bytes for a figure) of one spec."""
+    def documents(self, path: str, report: Report, targets: list[tuple[str, str | None]],
+                  global_options: Sequence[str] = ()) -> list[tuple[str | None, str | bytes]]:
+        """(destination or None for stdout, text; bytes for a figure) of one spec.
+
+        Each document prints the command that renders it again, in one canonical form
+        whatever the spelling of the paths or the folder privspec was started in: run in
+        the spec file's folder, with the spec's file name and the other paths relative
+        to that folder (``global_options``: the budgets that override the spec's)."""
         import os
 
         from privspec.report import figures
@@ -714,9 +719,15 @@ class _RenderPlan:
         )
 
         out: list[tuple[str | None, str | bytes]] = []
-        options = (["-o", self.output] if self.output is not None else
-                   ["--output-dir", self.output_dir] if self.output_dir is not None else [])
+        folder = os.path.dirname(os.path.abspath(path))
+        options = (["-o", _relative_to(self.output, folder)] if self.output is not None else
+                   ["--output-dir", _relative_to(self.output_dir, folder)]
+                   if self.output_dir is not None else [])
         options += ["--macro-prefix", self.macro_prefix] if self.macro_prefix else []
+        options += (["--template-dir", _relative_to(self.template_dir, folder)]
+                    if self.template_dir is not None else [])
+        # (the JSON report names its spec as the command does)
+        report = report.model_copy(update={"spec_path": os.path.basename(path)})
         # Every file of this spec is <base><suffix> (with -o, the main one is -o itself).
         base = (os.path.splitext(self.output)[0] if self.output is not None else
                 os.path.join(self.output_dir, spec_stem(path)) if self.output_dir is not None
@@ -733,7 +744,7 @@ class _RenderPlan:
             try:
                 rendered = render_documents(
                     report, name, variant=chosen, template_dir=self.template_dir,
-                    command=default_command(report, name, chosen, options),
+                    command=default_command(report, name, chosen, options, global_options),
                     macro_prefix=self.macro_prefix,
                     figure=None if figure_files is None else
                     (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
@@ -750,6 +761,31 @@ class _RenderPlan:
                     # (the report and its model card share one figure)
                     out.append((figure_file, figures.figure_bytes(report, form)))
         return out
+
+
+def _relative_to(path: str, folder: str) -> str:
+    """``path`` relative to ``folder`` with '/' separators (absolute where it has no
+    relative form: another drive)."""
+    import os
+    from pathlib import PurePath
+
+    try:
+        return PurePath(os.path.relpath(os.path.abspath(path), folder)).as_posix()
+    except ValueError:  # pragma: no cover - Windows, another drive
+        return PurePath(os.path.abspath(path)).as_posix()
+
+
+def _budget_options(spec: Spec) -> list[str]:
+    """The global options (``--memory-budget``, ``--time-budget``, or their environment
+    variables) that override a budget of ``spec`` with another value: they may change
+    its figures, so the printed command states them."""
+    options = []
+    for option, given, own in (
+            ("--memory-budget", _OPTIONS.memory_budget, spec.accounting.memory_budget),
+            ("--time-budget", _OPTIONS.time_budget, spec.accounting.time_budget)):
+        if given is not None and given != own:
+            options += [option, str(int(given)) if given.is_integer() else repr(given)]
+    return options
 
 
 def _report_stale_files(files: Mapping[str, str | bytes]) -> int:

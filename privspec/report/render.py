@@ -161,13 +161,18 @@ def _fold(text: str) -> str:
 
 
 def default_command(report: Report, fmt: str, variant: str | None = None,
-                    options: Sequence[str] = ()) -> str | None:
-    """The command that re-renders this document (with ``options`` such as ``-o FILE``),
-    when the report names its spec file; every word shell-quoted."""
+                    options: Sequence[str] = (), global_options: Sequence[str] = ()
+                    ) -> str | None:
+    """The command that re-renders this document, run in the spec file's folder, when
+    the report names its spec file: ``privspec GLOBAL_OPTIONS render NAME --format F
+    OPTIONS``, with the spec's file name alone (however its path was typed) and every
+    word shell-quoted; paths in ``options`` (``-o FILE``) are the caller's to give
+    relative to that folder."""
     if not report.spec_path:
         return None
     target = fmt if not variant or variant == VARIANTS.get(fmt, (None,))[0] else f"{fmt}:{variant}"
-    return shlex.join(["privspec", "render", report.spec_path, "--format", target, *options])
+    return shlex.join(["privspec", *global_options, "render", PurePath(report.spec_path).name,
+                       "--format", target, *options])
 
 
 def delta_key(delta: float) -> str:
