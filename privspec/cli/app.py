@@ -226,7 +226,9 @@ def _options(
 
 
 class _ProgressLine:
-    """One line on stderr, rewritten in place, once a computation has run for 2 s."""
+    """One line on stderr, rewritten in place, once a computation has run for 2 s: what
+    is being done and how much of the run is (``progress.Overall``: never less than
+    before)."""
 
     DELAY, INTERVAL = 2.0, 0.2
 
@@ -239,7 +241,7 @@ class _ProgressLine:
         if now - self.start < self.DELAY or now - self.last < self.INTERVAL:
             return
         self.last = now
-        line = f"privspec: {what} ({fraction:.0%}, {now - self.start:.0f} s)"
+        line = f"privspec: {what} (run about {fraction:.0%} done, {now - self.start:.0f} s)"
         sys.stderr.write("\r" + line.ljust(self.width))
         sys.stderr.flush()
         self.width = len(line)
@@ -262,7 +264,7 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
 
     line = _ProgressLine() if sys.stderr.isatty() and not _OPTIONS.quiet else None
     try:
-        with progress.reporting(line):
+        with progress.reporting(None if line is None else progress.Overall(line)):
             return evaluate_spec(spec, spec_path=spec_path, memory_budget=_OPTIONS.memory_budget,
                                  time_budget=_OPTIONS.time_budget)
     except PrivspecError as error:
