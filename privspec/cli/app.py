@@ -317,6 +317,19 @@ def _refusal_position(spec_path: str | None, path: tuple[str | int, ...]
     return None
 
 
+def _limit_position(spec_path: str, source: str) -> tuple[int, int]:
+    """(line, column) of a violated limit: its key in the spec (``budget.max_mu``), or,
+    for a limit given on the command line (``--require-tier1``), the mechanism whose
+    figure exceeds it; the first line when the file does not say where."""
+    import re
+
+    written: tuple[str | int, ...] = ("mechanism",)
+    if source.startswith("budget."):
+        written = tuple(int(part) if part.isdigit() else part
+                        for part in re.findall(r"[^.\[\]]+", source))
+    return _refusal_position(spec_path, written) or (1, 1)
+
+
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
     """Load every spec; if any is invalid, print all their diagnostics and exit 2."""
     from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
@@ -1084,8 +1097,8 @@ def check(
         for outcome in failed:
             if output_format is CheckFormat.github:
                 typer.echo(format_diagnostics([Diagnostic(
-                    path, 1, 1, outcome.limit.source, outcome.message,
-                    Code.BUDGET_EXCEEDED)], "github"))
+                    path, *_limit_position(path, outcome.limit.source),
+                    outcome.limit.source, outcome.message, Code.BUDGET_EXCEEDED)], "github"))
             else:
                 typer.echo(f"{path}: {outcome.message}")
         if not failed and not quiet:
