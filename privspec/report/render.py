@@ -438,11 +438,11 @@ def render_table(
     claim, privspec's ε at its δ, μ, regret and the verdict, one row per report."""
     if fmt == "json":
         rows = [
-            {"title": r.title, "spec_path": r.spec_path,
+            {"title": r.title, "label": label, "spec_path": r.spec_path,
              "published": None if r.published is None else r.published.model_dump(),
              "mu": r.gdp.mu, "regret": r.gdp.regret, "tier": r.gdp.tier,
              "epsilons": [e.model_dump() for e in r.epsilons]}
-            for r in reports
+            for r, label in zip(reports, row_labels(reports), strict=True)
         ]
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if fmt not in ("markdown", "latex"):
@@ -450,9 +450,30 @@ def render_table(
     environment = _environment(fmt, template_dir)
     name = f"{fmt}/table{_EXTENSIONS[fmt]}.j2"
     try:
-        return environment.get_template(name).render({"reports": list(reports)})
+        return environment.get_template(name).render({"reports": list(reports),
+                                                      "labels": row_labels(reports)})
     except jinja2.TemplateError as error:
         raise RenderError(_template_problem(name, error)) from error
+
+
+def row_labels(reports: Sequence[Report]) -> list[str]:
+    """What names each report's row in a table: its title, followed by its spec file's
+    name when another row has the same title (the path as given when the names are the
+    same too; the row's number without a file), so that no two rows read alike."""
+    titles = [report.title for report in reports]
+    names = [PurePath(report.spec_path).name if report.spec_path else None
+             for report in reports]
+    labels = []
+    for number, (report, name) in enumerate(zip(reports, names, strict=True), start=1):
+        if titles.count(report.title) == 1:
+            labels.append(report.title)
+            continue
+        same_name = sum(1 for other, title in zip(names, titles, strict=True)
+                        if title == report.title and other == name)
+        which = (f"row {number}" if name is None else
+                 report.spec_path if same_name > 1 and report.spec_path else name)
+        labels.append(f"{report.title} ({which})")
+    return labels
 
 
 def _template_problem(name: str, error: jinja2.TemplateError) -> str:
@@ -519,5 +540,6 @@ __all__ = [
     "render",
     "render_documents",
     "render_table",
+    "row_labels",
     "spec_stem",
 ]
