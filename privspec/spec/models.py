@@ -22,15 +22,18 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
+    BaseModel,
     Discriminator,
     Field,
     Tag,
+    TypeAdapter,
+    ValidationError,
     ValidationInfo,
     create_model,
     field_validator,
     model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS, PositiveFloat, _Strict, steps_from_epochs
 from privspec.spec.base import conflict as _conflict
@@ -60,7 +63,7 @@ __all__ = [
     "DPSGD", "MAX_DATASET_SIZE", "MAX_REPETITIONS", "MECHANISM_KINDS", "NODE_TYPES",
     "ApproximateDP", "DiscreteGaussian", "DiscreteLaplace", "FixedSizeSampled", "Gaussian",
     "Laplace", "Mechanism", "PoissonSampled", "PureDP", "RandomizedResponse", "Repeat",
-    "Spec", "Stage", "event_of", "steps_from_epochs", "walk",
+    "Spec", "Stage", "conflicts_beside_field_errors", "event_of", "steps_from_epochs", "walk",
 ]
 
 
@@ -479,3 +482,58 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
                              "(the example replaced by a null one, the dataset size public: "
                              "one norm) or 'replace-one' (two norms)"))
     return problems
+
+
+def conflicts_beside_field_errors(mechanism: Any
+                                  ) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, message, value) of the cross-field conflicts of every mechanism block, as
+    written, whose own fields do not all validate: pydantic runs a block's cross-field
+    check only once they all do, so its check is run here on those that did.  A check
+    that reads a field that did not validate says nothing (it is run again, in full,
+    once the field is fixed)."""
+    found: list[tuple[tuple[str | int, ...], str, Any]] = []
+    for path, kind, fields in _walk_written(mechanism):
+        model = KINDS[kind].model
+        if model is None or not isinstance(fields, dict):
+            continue
+        try:
+            model.model_validate(fields, context={RELATION_CHECKED_BY_CALLER: True})
+            continue
+        except ValidationError as error:
+            errors = error.errors()
+        if any(not e["loc"] for e in errors) or all(e["type"] == "spec_conflict"
+                                                     for e in errors):
+            continue  # not a mapping of fields, or its check did run
+        invalid = {e["loc"][0] for e in errors}
+        if any(e["type"] == "extra_forbidden" for e in errors):  # a misspelt field, maybe:
+            invalid |= set(model.model_fields) - set(fields)  # absent ones are not known
+        found += [((*path, kind, *e["loc"]), e["msg"], e["input"])
+                  for e in _checked_without(model, fields, invalid)]
+    return found
+
+
+def _checked_without(model: type[BaseModel], fields: dict[str, Any], invalid: set[Any]
+                     ) -> list[ErrorDetails]:
+    """What ``model``'s cross-field checks (its "after" validators) find in ``fields``
+    without the ``invalid`` ones, which a check may not read."""
+    values = {}
+    for name, field in model.model_fields.items():
+        if name in fields and name not in invalid:
+            try:
+                values[name] = TypeAdapter(field.rebuild_annotation()).validate_python(
+                    fields[name])
+            except ValidationError:
+                return []
+    partial = model.model_construct(**values)
+    for name in invalid:
+        partial.__dict__.pop(name, None)  # (reading it raises AttributeError)
+    found: list[ErrorDetails] = []
+    for name, decorator in model.__pydantic_decorators__.model_validators.items():
+        if decorator.info.mode == "after":
+            try:
+                getattr(partial, name)()
+            except ValidationError as error:
+                found += [e for e in error.errors() if e["type"] == "spec_conflict"]
+            except (AttributeError, TypeError, ValueError, ArithmeticError):
+                continue  # it read a field that did not validate
+    return found
