@@ -29,6 +29,7 @@ from privspec.spec.diagnostics import Diagnostic, SpecError
 from privspec.spec.messages import diagnostics_from_errors, path_to_str
 from privspec.spec.models import (
     RELATION_CHECKED_BY_CALLER,
+    SPEC_FILE,
     Relation,
     Spec,
     conflicts_beside_field_errors,
@@ -88,7 +89,9 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
                    for code, message, pos, path in builder.problems]
     errors = _relation_errors(data)
     try:
-        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True})
+        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True,
+                                                  SPEC_FILE: None if filename.startswith("<")
+                                                  else filename})
     except ValidationError as error:
         errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:

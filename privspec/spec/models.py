@@ -352,7 +352,12 @@ class Spec(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _check_calibration_note(self) -> Spec:
+    def _check_calibration_note(self, info: ValidationInfo) -> Spec:
+        """The note is printed in every report as a claim about the value: a value
+        changed since would make the report state what no longer holds, so the spec is
+        refused (not warned about) until it is calibrated again or the note removed."""
+        import shlex
+
         note = self.calibrated
         if note is None:
             return self
@@ -363,9 +368,15 @@ class Spec(_Strict):
         except KnobError as error:
             _raise_if([_conflict("calibrated", f"calibrated.field: {error}")], "Spec")
         if knob.value != note.value:
+            file = (info.context or {}).get(SPEC_FILE) or "SPEC"
+            again = shlex.join(["privspec", "calibrate", file, "--vary", note.field,
+                                *(word for target in note.targets for word in ("-t", target)),
+                                "--in-place"])
             _raise_if([_conflict("calibrated", f"{knob} is {knob.value:g} now, not the "
-                                 f"calibrated {note.value:g}: calibrate again, or remove the "
-                                 "'calibrated' note", note.value)], "Spec")
+                                 f"{note.value:g} calibrated to meet "
+                                 f"{', '.join(note.targets)}, as reports would say: calibrate "
+                                 f"again with '{again}', or delete this 'calibrated:' line to "
+                                 f"keep {knob.value:g}", note.value)], "Spec")
         return self
 
     @model_validator(mode="after")
@@ -398,6 +409,8 @@ def with_figures(spec: Spec, *, deltas: Iterable[float] = (), alphas: Iterable[f
 
 #: Validation context key: the caller runs ``relation_problems`` on the data itself.
 RELATION_CHECKED_BY_CALLER = "relation_checked_by_caller"
+#: Validation context key: the spec's file name, for the commands messages suggest.
+SPEC_FILE = "spec_file"
 
 
 def walk(node: _Node, path: tuple[str | int, ...] = ()
