@@ -81,8 +81,9 @@ def validate(
 
     Every problem is reported at once, one line each, with file, line, column,
     the path in the spec and what is allowed (a conflict between fields that needs
-    a field with an error of its own is reported once that field is fixed). Does not import the numerical
-    stack, so it is fast enough for an editor or a pre-commit hook.
+    a field with an error of its own is reported once that field is fixed). Does
+    not import the numerical stack, so it is fast enough for an editor or a
+    pre-commit hook.
     """
     from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
     from privspec.spec.loader import load_spec
