@@ -371,8 +371,9 @@ def render_documents(
     """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
 
     ``command`` is printed in the reproducibility section (default: ``privspec
-    render <the spec's file name> --format <fmt>``, run in the spec's folder); ``macro_prefix`` overrides the LaTeX
-    macro prefix (letters only) derived by :func:`macro_prefix_for`.
+    render <the spec's file name> --format <fmt>``, run in the spec's folder);
+    ``macro_prefix`` overrides the LaTeX macro prefix (letters only) derived by
+    :func:`macro_prefix_for`.
     ``figure`` is the (SVG, PNG) pair of figure files relative to the Markdown
     document, which then shows the SVG and links the PNG (nothing by default:
     text printed to a terminal has no place for a figure).  ``basename`` is the file
