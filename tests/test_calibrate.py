@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -343,8 +345,19 @@ def test_the_written_spec_says_what_was_calibrated_and_stays_honest(
     assert "was chosen by privspec calibrate" in render(report, "markdown")
     spec.write_text(text.replace("noise_multiplier: 0.7754", "noise_multiplier: 1.5"),
                     encoding="utf-8")
+    capsys.readouterr()
     assert main(["validate", str(spec)]) == 2  # the note no longer holds
-    assert "calibrate again, or remove" in capsys.readouterr().err
+    # The message gives the one command that calibrates again, or the line to delete.
+    message = capsys.readouterr().err.splitlines()[0]
+    assert message.startswith(f"{spec}:{text.count(chr(10))}:")
+    assert "or delete this 'calibrated:' line to keep 1.5" in message
+    again = re.search(r"calibrate again with '([^']*)'", message)
+    assert again is not None
+    assert again.group(1) == (f"privspec calibrate {spec} --vary "
+                              "mechanism.dpsgd.noise_multiplier -t mu=1 --in-place")
+    assert main(shlex.split(again.group(1))[1:]) == 0
+    assert main(["validate", str(spec)]) == 0
+    assert "noise_multiplier: 0.7754" in spec.read_text(encoding="utf-8")
     assert main(["calibrate", str(spec), "--vary", "noise_multiplier", "-t", "mu=2",
                  "--in-place"]) == 0
     assert main(["validate", str(spec)]) == 0

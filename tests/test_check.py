@@ -138,7 +138,17 @@ def test_github_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     spec = _write(tmp_path, "a.privspec.yaml", dpsgd_spec(0.9))
     assert main(["check", spec, "--max-mu", "0.1", "-f", "github", "-q"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith(f"::error file={spec},line=1,col=1,title=budget/exceeded::--max-mu: μ =")
+    # A limit of the command line: at the mechanism, whose μ exceeds it.
+    assert out.startswith(f"::error file={spec},line=6,col=1,title=budget/exceeded::--max-mu: μ =")
+
+
+def test_github_annotations_stand_at_the_limit_in_the_spec(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _write(tmp_path, "a.privspec.yaml", dpsgd_spec(0.9, budget="max_mu: 9\n"
+                                                           "require_tier1: true"))
+    assert main(["check", spec, "-f", "github", "-q"]) == 1
+    assert capsys.readouterr().out.startswith(
+        f"::error file={spec},line=16,col=3,title=budget/exceeded::budget.require_tier1: ")
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -235,6 +235,92 @@ def test_an_evaluator_refusal_is_one_line_and_exit_2(
     assert sorted(Path().iterdir()) == before
 
 
+#: A spec whose figures a memory budget of 0.05 GiB changes (a coarser grid).
+SAMPLED = "sampled.privspec.yaml"
+SAMPLED_TEXT = """privspec: 1
+title: Subsampled Gaussian over 2000 steps
+unit: one record
+neighbouring: add-or-remove
+mechanism:
+  dpsgd: {noise_multiplier: 1.0, sampling_rate: 0.01, steps: 2000}
+"""
+
+
+def _printed_command(document: Path) -> list[str]:
+    """The words of the command a Markdown report prints to render it again."""
+    import re
+    import shlex
+
+    found = re.search(r"^- Command, run in the spec file's folder: `([^`]*)`$",
+                      document.read_text(encoding="utf-8"), re.MULTILINE)
+    assert found is not None
+    words = shlex.split(found.group(1))
+    assert words[0] == "privspec"
+    return words[1:]
+
+
+@pytest.mark.parametrize("given", ["option", "environment"])
+def test_the_printed_command_reproduces_the_bytes(given: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget given on the command line or in the environment changes the figures; the
+    report's command states it, and running that command gives the same bytes."""
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    (folder / SAMPLED).write_text(SAMPLED_TEXT, encoding="utf-8")
+    budget = ["--memory-budget", "0.05"] if given == "option" else []
+    if given == "environment":
+        monkeypatch.setenv("PRIVSPEC_MEMORY_BUDGET", "0.05")
+    document = folder / "out" / "sampled.md"
+    assert main([*budget, "render", str(folder / SAMPLED), "--output-dir",
+                 str(folder / "out")]) == 0
+    rendered = document.read_bytes()
+    assert b"accounting/coarsened" in rendered  # the budget did change the report
+    monkeypatch.delenv("PRIVSPEC_MEMORY_BUDGET", raising=False)
+    command = _printed_command(document)
+    assert command[:2] == ["--memory-budget", "0.05"]
+    document.unlink()
+    monkeypatch.chdir(folder)
+    assert main(command) == 0
+    assert document.read_bytes() == rendered
+
+
+def test_a_budget_equal_to_the_specs_own_is_not_printed(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    assert main(["--memory-budget", "1", "render", LAPLACE]) == 0
+    assert f"`privspec render {LAPLACE} --format markdown`" in capsys.readouterr().out
+
+
+def test_the_printed_command_states_the_template_dir_and_macro_prefix(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    templates = Path("templates") / "latex"
+    templates.mkdir(parents=True)
+    (templates / "standalone.tex.j2").write_text("own: ((( command )))\n", encoding="utf-8")
+    assert main(["render", f"./{LAPLACE}", "-f", "latex:standalone", "--template-dir",
+                 str(Path("templates").resolve()), "--macro-prefix", "x"]) == 0
+    assert capsys.readouterr().out == (
+        f"own: privspec render {LAPLACE} --format latex:standalone --macro-prefix x "
+        "--template-dir templates\n")
+
+
+def test_check_does_not_depend_on_how_the_paths_were_typed(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The printed command and the JSON's spec path are the same whether the spec and the
+    output folder are given relative, with './', absolute or from another folder."""
+    work = Path.cwd()
+    formats = ["-f", "markdown,json,latex,html"]
+    assert main(["render", f"./{LAPLACE}", *formats, "--output-dir", "./out/"]) == 0
+    assert "--output-dir out`" in (work / "out" / "laplace-counts.md").read_text(
+        encoding="utf-8")
+    capsys.readouterr()
+    for folder, spec, out in [(work, LAPLACE, "out"),
+                              (work, str(work / LAPLACE), str(work / "out")),
+                              (work.parent, f"{work.name}/{LAPLACE}", f"{work.name}/out/"),
+                              (work / "out", f"../{LAPLACE}", ".")]:
+        monkeypatch.chdir(folder)
+        assert main(["render", spec, *formats, "--output-dir", out, "--check"]) == 0, (
+            capsys.readouterr().out)
+
+
 def test_the_reproduce_command_is_shell_quoted(capsys: pytest.CaptureFixture[str]) -> None:
     spaced = Path("my counts.privspec.yaml")
     spaced.write_text(Path(LAPLACE).read_text(encoding="utf-8"), encoding="utf-8")

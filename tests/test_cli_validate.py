@@ -98,3 +98,24 @@ def test_validate_is_quick() -> None:
         subprocess.run(command, check=True, capture_output=True)
         best = min(best, time.perf_counter() - start)
     assert best < 1.5
+
+
+@pytest.mark.parametrize(("fields", "conflict", "problems"), [
+    ("noise_multiplier: abc, batch_size: 70000, dataset_size: 60000, epochs: 3",
+     "mechanism.dpsgd.batch_size: a batch of 70,000 records is larger than the dataset", 2),
+    ("noise_multiplier: -1, batch_size: 100, dataset_size: 1000, steps: 10, epochs: 2",
+     "mechanism.dpsgd.epochs: give 'steps' or 'epochs', not both", 2),
+])
+def test_a_conflict_is_reported_with_the_type_errors_of_its_block(
+        fields: str, conflict: str, problems: int, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """'Every problem at once': a block's cross-field conflict does not wait until its
+    fields' own errors are fixed."""
+    spec = tmp_path / "run.privspec.yaml"
+    spec.write_text("privspec: 1\ntitle: t\nunit: one example\nneighbouring: replace-one\n"
+                    f"mechanism:\n  dpsgd: {{{fields}}}\n", encoding="utf-8")
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "mechanism.dpsgd.noise_multiplier: must be" in err
+    assert conflict in err
+    assert f"found {problems} problems" in err

@@ -126,6 +126,23 @@ def test_the_scope_block_fills_the_deployment_model(tmp_path: Path) -> None:
     assert "https://example.org/train.py" in deployment["implementation"]["mechanisms"]
 
 
+def test_the_records_tier_is_how_complete_it_is_and_says_so(tmp_path: Path) -> None:
+    """The registry's tier (1 to 3) is the completeness of the record, not privspec's Tier
+    I/II: 2 with the deployment model, 1 without, and the line says which and why."""
+    spec = (ROOT / "examples" / "laplace-counts.privspec.yaml").read_text(encoding="utf-8")
+    (tmp_path / "bare.privspec.yaml").write_text(spec, encoding="utf-8")
+    (tmp_path / "scoped.privspec.yaml").write_text(
+        spec + "scope:\n  trust_model: central\n", encoding="utf-8")
+    for name, tier in (("bare", 1), ("scoped", 2)):
+        assert main(["render", str(tmp_path / f"{name}.privspec.yaml"), "-f", "registry",
+                     "--output-dir", str(tmp_path)]) == 0
+        text = (tmp_path / f"{name}.registry.yaml").read_text(encoding="utf-8")
+        assert yaml.safe_load(text)["tier"] == tier
+        line = next(line for line in text.splitlines() if line.startswith("tier:"))
+        assert "not privspec's Tier I/II" in line
+        assert ("add scope.trust_model" in line) == (tier == 1)
+
+
 def test_a_closed_form_bound_is_not_described_as_a_fit_and_caveats_travel() -> None:
     stages = [{"mechanism": {"dpsgd": {"noise_multiplier": 1 + i / 1000, "sampling_rate": 0.01,
                                        "steps": 10}}} for i in range(1000)]

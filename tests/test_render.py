@@ -60,8 +60,8 @@ def example_figure(stem: str, fmt: str) -> tuple[str, str] | None:
 def example_command(stem: str, fmt: str, variant: str) -> str:
     """What the CLI prints as the command when rendering examples/rendered."""
     suffix = "" if variant == VARIANTS[fmt][0] else f":{variant}"
-    return (f"privspec render examples/{stem}.privspec.yaml --format {fmt}{suffix} "
-            "--output-dir examples/rendered")
+    return (f"privspec render {stem}.privspec.yaml --format {fmt}{suffix} "
+            "--output-dir rendered")
 
 
 # --- golden files -------------------------------------------------------------
@@ -294,11 +294,11 @@ def test_unknown_format_and_variant() -> None:
 
 def test_command_is_shown_and_overridable() -> None:
     report = FIXTURES["dpsgd-tier1"]()
-    assert "`privspec render examples/cifar10-dpsgd-eps8.privspec.yaml --format markdown`" in (
+    assert "`privspec render cifar10-dpsgd-eps8.privspec.yaml --format markdown`" in (
         render(report, "markdown"))
     assert "`make privacy`" in render(report, "markdown", command="make privacy")
     nameless = report.model_copy(update={"spec_path": None})
-    assert "Command:" not in render(nameless, "markdown")
+    assert "Command" not in render(nameless, "markdown")
 
 
 def test_user_templates_override_and_add_variants(tmp_path: Path) -> None:

@@ -42,3 +42,23 @@ def test_table_latex_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "\\toprule" in out.read_text(encoding="utf-8")
     assert main(["table", str(tmp_path / "missing.privspec.yaml")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_rows_with_one_title_are_told_apart_by_their_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two versions of one spec keep their title: each row then names its file, escaped."""
+    text = (FAMILY / "table14-eps8.privspec.yaml").read_text(encoding="utf-8")
+    first, second = tmp_path / "v1.privspec.yaml", tmp_path / "v2 *|*.privspec.yaml"
+    first.write_text(text, encoding="utf-8")
+    second.write_text(text.replace("noise_multiplier: ", "noise_multiplier: 1"),
+                      encoding="utf-8")
+    other = ROWS[1]
+    assert main(["table", str(first), str(second), other]) == 0
+    rows = [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines()[2:4]]
+    title = rows[0].removeprefix("| ").removesuffix(" (v1.privspec.yaml)")
+    assert rows == [f"| {title} (v1.privspec.yaml)", f"| {title} (v2 \\*\\|\\*.privspec.yaml)"]
+    assert main(["table", "-f", "latex", str(first), str(second)]) == 0
+    assert "(v2 *\\textbar{}*.privspec.yaml)" in capsys.readouterr().out
+    assert main(["table", "-f", "json", str(first), str(second), other]) == 0
+    labels = [row["label"] for row in json.loads(capsys.readouterr().out)]
+    assert labels[1].endswith("(v2 *|*.privspec.yaml)") and "(" not in labels[2]

@@ -81,8 +81,10 @@ def validate(
     """Check spec files without computing anything: exit 0 if all are valid, 2 if not.
 
     Every problem is reported at once, one line each, with file, line, column,
-    the path in the spec and what is allowed. Does not import the numerical
-    stack, so it is fast enough for an editor or a pre-commit hook.
+    the path in the spec and what is allowed (a conflict between fields that needs
+    a field with an error of its own is reported once that field is fixed). Does
+    not import the numerical stack, so it is fast enough for an editor or a
+    pre-commit hook.
     """
     from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
     from privspec.spec.loader import load_spec
@@ -226,7 +228,9 @@ def _options(
 
 
 class _ProgressLine:
-    """One line on stderr, rewritten in place, once a computation has run for 2 s."""
+    """One line on stderr, rewritten in place, once a computation has run for 2 s: what
+    is being done and how much of the run is (``progress.Overall``: never less than
+    before)."""
 
     DELAY, INTERVAL = 2.0, 0.2
 
@@ -239,7 +243,7 @@ class _ProgressLine:
         if now - self.start < self.DELAY or now - self.last < self.INTERVAL:
             return
         self.last = now
-        line = f"privspec: {what} ({fraction:.0%}, {now - self.start:.0f} s)"
+        line = f"privspec: {what} (run about {fraction:.0%} done, {now - self.start:.0f} s)"
         sys.stderr.write("\r" + line.ljust(self.width))
         sys.stderr.flush()
         self.width = len(line)
@@ -262,7 +266,7 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
 
     line = _ProgressLine() if sys.stderr.isatty() and not _OPTIONS.quiet else None
     try:
-        with progress.reporting(line):
+        with progress.reporting(None if line is None else progress.Overall(line)):
             return evaluate_spec(spec, spec_path=spec_path, memory_budget=_OPTIONS.memory_budget,
                                  time_budget=_OPTIONS.time_budget)
     except PrivspecError as error:
@@ -313,6 +317,19 @@ def _refusal_position(spec_path: str | None, path: tuple[str | int, ...]
         if position is not None:
             return position
     return None
+
+
+def _limit_position(spec_path: str, source: str) -> tuple[int, int]:
+    """(line, column) of a violated limit: its key in the spec (``budget.max_mu``), or,
+    for a limit given on the command line (``--require-tier1``), the mechanism whose
+    figure exceeds it; the first line when the file does not say where."""
+    import re
+
+    written: tuple[str | int, ...] = ("mechanism",)
+    if source.startswith("budget."):
+        written = tuple(int(part) if part.isdigit() else part
+                        for part in re.findall(r"[^.\[\]]+", source))
+    return _refusal_position(spec_path, written) or (1, 1)
 
 
 def _load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
@@ -583,7 +600,7 @@ def render(
         if plan.output is not None and (len(loaded) > 1 or len(targets) > 1):
             raise fail("--output takes one spec and one format; use --output-dir for more")
         report = _evaluate_or_exit("render", spec, path, spec_path=path)
-        documents += plan.documents(path, report, targets)
+        documents += plan.documents(path, report, targets, _budget_options(spec))
 
     if all(destination is None for destination, _ in documents):
         typer.echo("\n".join(text for _, text in documents if isinstance(text, str)), nl=False)
@@ -622,9 +639,14 @@ class _RenderPlan:
     plotting: bool
     missing_plot_noted: bool = False
 
-    def documents(self, path: str, report: Report, targets: list[tuple[str, str | None]]
-                  ) -> list[tuple[str | None, str | bytes]]:
-        """(destination or None for stdout, text; bytes for a figure) of one spec."""
+    def documents(self, path: str, report: Report, targets: list[tuple[str, str | None]],
+                  global_options: Sequence[str] = ()) -> list[tuple[str | None, str | bytes]]:
+        """(destination or None for stdout, text; bytes for a figure) of one spec.
+
+        Each document prints the command that renders it again, in one canonical form
+        whatever the spelling of the paths or the folder privspec was started in: run in
+        the spec file's folder, with the spec's file name and the other paths relative
+        to that folder (``global_options``: the budgets that override the spec's)."""
         import os
 
         from privspec.report import figures
@@ -637,9 +659,15 @@ class _RenderPlan:
         )
 
         out: list[tuple[str | None, str | bytes]] = []
-        options = (["-o", self.output] if self.output is not None else
-                   ["--output-dir", self.output_dir] if self.output_dir is not None else [])
+        folder = os.path.dirname(os.path.abspath(path))
+        options = (["-o", _relative_to(self.output, folder)] if self.output is not None else
+                   ["--output-dir", _relative_to(self.output_dir, folder)]
+                   if self.output_dir is not None else [])
         options += ["--macro-prefix", self.macro_prefix] if self.macro_prefix else []
+        options += (["--template-dir", _relative_to(self.template_dir, folder)]
+                    if self.template_dir is not None else [])
+        # (the JSON report names its spec as the command does)
+        report = report.model_copy(update={"spec_path": os.path.basename(path)})
         # Every file of this spec is <base><suffix> (with -o, the main one is -o itself).
         base = (os.path.splitext(self.output)[0] if self.output is not None else
                 os.path.join(self.output_dir, spec_stem(path)) if self.output_dir is not None
@@ -656,7 +684,7 @@ class _RenderPlan:
             try:
                 rendered = render_documents(
                     report, name, variant=chosen, template_dir=self.template_dir,
-                    command=default_command(report, name, chosen, options),
+                    command=default_command(report, name, chosen, options, global_options),
                     macro_prefix=self.macro_prefix,
                     figure=None if figure_files is None else
                     (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
@@ -673,6 +701,31 @@ class _RenderPlan:
                     # (the report and its model card share one figure)
                     out.append((figure_file, figures.figure_bytes(report, form)))
         return out
+
+
+def _relative_to(path: str, folder: str) -> str:
+    """``path`` relative to ``folder`` with '/' separators (absolute where it has no
+    relative form: another drive)."""
+    import os
+    from pathlib import PurePath
+
+    try:
+        return PurePath(os.path.relpath(os.path.abspath(path), folder)).as_posix()
+    except ValueError:  # pragma: no cover - Windows, another drive
+        return PurePath(os.path.abspath(path)).as_posix()
+
+
+def _budget_options(spec: Spec) -> list[str]:
+    """The global options (``--memory-budget``, ``--time-budget``, or their environment
+    variables) that override a budget of ``spec`` with another value: they may change
+    its figures, so the printed command states them."""
+    options = []
+    for option, given, own in (
+            ("--memory-budget", _OPTIONS.memory_budget, spec.accounting.memory_budget),
+            ("--time-budget", _OPTIONS.time_budget, spec.accounting.time_budget)):
+        if given is not None and given != own:
+            options += [option, str(int(given)) if given.is_integer() else repr(given)]
+    return options
 
 
 def _report_stale_files(files: Mapping[str, str | bytes]) -> int:
@@ -969,8 +1022,8 @@ def check(
         for outcome in failed:
             if output_format is CheckFormat.github:
                 typer.echo(format_diagnostics([Diagnostic(
-                    path, 1, 1, outcome.limit.source, outcome.message,
-                    Code.BUDGET_EXCEEDED)], "github"))
+                    path, *_limit_position(path, outcome.limit.source),
+                    outcome.limit.source, outcome.message, Code.BUDGET_EXCEEDED)], "github"))
             else:
                 typer.echo(f"{path}: {outcome.message}")
         if not failed and not quiet:

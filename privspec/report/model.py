@@ -216,4 +216,6 @@ class Report(_Frozen):
     accounting: Accounting
     warnings: list[Caveat]
     spec_sha256: str = Field(description="SHA-256 of the spec's canonical JSON form.")
-    spec_path: str | None = Field(description="The spec file as given on the command line.")
+    spec_path: str | None = Field(description=(
+        "The spec file as given; in a rendered report its file name alone (the report's "
+        "command is run in the spec's folder)."))

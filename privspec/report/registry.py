@@ -10,7 +10,9 @@ the record is valid against the registry's schema as written, with status ``Draf
 regret and the trade-off table's meaning in ``privacy_parameters_details``, beside the
 (ε, δ) pair the report states at its first δ (Gomez et al. 2025 recommend exactly
 this: μ first, (ε, δ) for comparison).  Numbers are rounded as the other formats round
-them: ε and μ up, to the digits the report prints.
+them: ε and μ up, to the digits the report prints.  The record's ``tier`` is the
+registry's own (how complete the description is, 1 to 3), not privspec's Tier I/II; its
+line says which it is and why.
 """
 
 from __future__ import annotations
@@ -131,16 +133,36 @@ def registry_record(report: Report) -> dict[str, Any]:
             "registry_authors": [FILL_IN],
         },
     }
-    return {"url_slug": slug_for(report, "_"), "status": "Draft", "tier": 2,
-            "deployment": deployment}
+    return {"url_slug": slug_for(report, "_"), "status": "Draft",
+            "tier": _record_tier(model), "deployment": deployment}
+
+
+def _record_tier(model: dict[str, Any]) -> int:
+    """The registry's tier of the record: how complete its description is (1 to 3), not
+    privspec's Tier I/II.  Tier 2 describes the DP variant, the privacy unit and
+    parameters (always filled in) and the deployment model (from ``scope.trust_model``);
+    tier 3 needs what privspec cannot know (post-processing, a justification)."""
+    return 2 if "model_name" in model else 1
+
+
+def _tier_comment(tier: int) -> str:
+    """Why the record has the tier it has, for the line that states it."""
+    why = ("the DP variant, privacy unit and parameters and the deployment model are "
+           "filled in" if tier == 2 else
+           "the deployment model is not filled in: add scope.trust_model to the spec, "
+           "or deployment_model here, for tier 2")
+    return (f"  # the registry's tier: how complete this description is (1 to 3), not "
+            f"privspec's Tier I/II; {tier}: {why}")
 
 
 def render_registry(report: Report) -> str:
     """The registry record as YAML, with a header saying what to fill in."""
     # One line per value (no folding): a record's text must not depend on where the
     # versions it names happen to wrap.
-    body = yaml.safe_dump(registry_record(report), sort_keys=False, allow_unicode=True,
-                          width=2**31 - 1)
+    record = registry_record(report)
+    body = yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=2**31 - 1)
+    line = f"\ntier: {record['tier']}\n"  # (a top-level key: one line at column 0)
+    body = body.replace(line, line[:-1] + _tier_comment(record["tier"]) + "\n", 1)
     header = (
         "# A draft record for the OpenDP Deployments Registry, written by privspec from\n"
         "# its report. Replace every 'FILL IN' and the publication date (1900-01-01),\n"

@@ -161,13 +161,18 @@ def _fold(text: str) -> str:
 
 
 def default_command(report: Report, fmt: str, variant: str | None = None,
-                    options: Sequence[str] = ()) -> str | None:
-    """The command that re-renders this document (with ``options`` such as ``-o FILE``),
-    when the report names its spec file; every word shell-quoted."""
+                    options: Sequence[str] = (), global_options: Sequence[str] = ()
+                    ) -> str | None:
+    """The command that re-renders this document, run in the spec file's folder, when
+    the report names its spec file: ``privspec GLOBAL_OPTIONS render NAME --format F
+    OPTIONS``, with the spec's file name alone (however its path was typed) and every
+    word shell-quoted; paths in ``options`` (``-o FILE``) are the caller's to give
+    relative to that folder."""
     if not report.spec_path:
         return None
     target = fmt if not variant or variant == VARIANTS.get(fmt, (None,))[0] else f"{fmt}:{variant}"
-    return shlex.join(["privspec", "render", report.spec_path, "--format", target, *options])
+    return shlex.join(["privspec", *global_options, "render", PurePath(report.spec_path).name,
+                       "--format", target, *options])
 
 
 def delta_key(delta: float) -> str:
@@ -366,8 +371,9 @@ def render_documents(
     """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
 
     ``command`` is printed in the reproducibility section (default: ``privspec
-    render <spec_path> --format <fmt>``); ``macro_prefix`` overrides the LaTeX
-    macro prefix (letters only) derived by :func:`macro_prefix_for`.
+    render <the spec's file name> --format <fmt>``, run in the spec's folder);
+    ``macro_prefix`` overrides the LaTeX macro prefix (letters only) derived by
+    :func:`macro_prefix_for`.
     ``figure`` is the (SVG, PNG) pair of figure files relative to the Markdown
     document, which then shows the SVG and links the PNG (nothing by default:
     text printed to a terminal has no place for a figure).  ``basename`` is the file
@@ -433,11 +439,11 @@ def render_table(
     claim, privspec's ε at its δ, μ, regret and the verdict, one row per report."""
     if fmt == "json":
         rows = [
-            {"title": r.title, "spec_path": r.spec_path,
+            {"title": r.title, "label": label, "spec_path": r.spec_path,
              "published": None if r.published is None else r.published.model_dump(),
              "mu": r.gdp.mu, "regret": r.gdp.regret, "tier": r.gdp.tier,
              "epsilons": [e.model_dump() for e in r.epsilons]}
-            for r in reports
+            for r, label in zip(reports, row_labels(reports), strict=True)
         ]
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if fmt not in ("markdown", "latex"):
@@ -445,9 +451,30 @@ def render_table(
     environment = _environment(fmt, template_dir)
     name = f"{fmt}/table{_EXTENSIONS[fmt]}.j2"
     try:
-        return environment.get_template(name).render({"reports": list(reports)})
+        return environment.get_template(name).render({"reports": list(reports),
+                                                      "labels": row_labels(reports)})
     except jinja2.TemplateError as error:
         raise RenderError(_template_problem(name, error)) from error
+
+
+def row_labels(reports: Sequence[Report]) -> list[str]:
+    """What names each report's row in a table: its title, followed by its spec file's
+    name when another row has the same title (the path as given when the names are the
+    same too; the row's number without a file), so that no two rows read alike."""
+    titles = [report.title for report in reports]
+    names = [PurePath(report.spec_path).name if report.spec_path else None
+             for report in reports]
+    labels = []
+    for number, (report, name) in enumerate(zip(reports, names, strict=True), start=1):
+        if titles.count(report.title) == 1:
+            labels.append(report.title)
+            continue
+        same_name = sum(1 for other, title in zip(names, titles, strict=True)
+                        if title == report.title and other == name)
+        which = (f"row {number}" if name is None else
+                 report.spec_path if same_name > 1 and report.spec_path else name)
+        labels.append(f"{report.title} ({which})")
+    return labels
 
 
 def _template_problem(name: str, error: jinja2.TemplateError) -> str:
@@ -514,5 +541,6 @@ __all__ = [
     "render",
     "render_documents",
     "render_table",
+    "row_labels",
     "spec_stem",
 ]

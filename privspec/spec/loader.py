@@ -29,8 +29,10 @@ from privspec.spec.diagnostics import Diagnostic, SpecError
 from privspec.spec.messages import diagnostics_from_errors, path_to_str
 from privspec.spec.models import (
     RELATION_CHECKED_BY_CALLER,
+    SPEC_FILE,
     Relation,
     Spec,
+    conflicts_beside_field_errors,
     relation_problems,
 )
 from privspec.spec.yaml_reader import (
@@ -68,6 +70,15 @@ def _relation_errors(data: Any) -> list[ErrorDetails]:
             for path, message in relation_problems(data.get("mechanism"), relation)]
 
 
+def _conflict_errors(data: Any) -> list[ErrorDetails]:
+    """The cross-field conflicts of mechanism blocks that also have field errors
+    (``models.conflicts_beside_field_errors``), reported with them in one run."""
+    mechanism = data.get("mechanism") if isinstance(data, dict) else None
+    return [ErrorDetails(type="spec_conflict", loc=("mechanism", *path), msg=message,
+                         input=value)
+            for path, message, value in conflicts_beside_field_errors(mechanism)]
+
+
 def load_spec_text(text: str, filename: str = "<string>") -> Spec:
     """Parse and validate a spec given as text; ``filename`` names it in diagnostics.
 
@@ -78,9 +89,11 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
                    for code, message, pos, path in builder.problems]
     errors = _relation_errors(data)
     try:
-        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True})
+        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True,
+                                                  SPEC_FILE: None if filename.startswith("<")
+                                                  else filename})
     except ValidationError as error:
-        errors = [*error.errors(), *errors]
+        errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:
         skip = {path for _, _, _, path in builder.problems}
         diagnostics += diagnostics_from_errors(errors, builder.positions, filename, skip)

@@ -22,15 +22,18 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
+    BaseModel,
     Discriminator,
     Field,
     Tag,
+    TypeAdapter,
+    ValidationError,
     ValidationInfo,
     create_model,
     field_validator,
     model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS, PositiveFloat, _Strict, steps_from_epochs
 from privspec.spec.base import conflict as _conflict
@@ -60,7 +63,7 @@ __all__ = [
     "DPSGD", "MAX_DATASET_SIZE", "MAX_REPETITIONS", "MECHANISM_KINDS", "NODE_TYPES",
     "ApproximateDP", "DiscreteGaussian", "DiscreteLaplace", "FixedSizeSampled", "Gaussian",
     "Laplace", "Mechanism", "PoissonSampled", "PureDP", "RandomizedResponse", "Repeat",
-    "Spec", "Stage", "event_of", "steps_from_epochs", "walk",
+    "Spec", "Stage", "conflicts_beside_field_errors", "event_of", "steps_from_epochs", "walk",
 ]
 
 
@@ -349,7 +352,12 @@ class Spec(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _check_calibration_note(self) -> Spec:
+    def _check_calibration_note(self, info: ValidationInfo) -> Spec:
+        """The note is printed in every report as a claim about the value: a value
+        changed since would make the report state what no longer holds, so the spec is
+        refused (not warned about) until it is calibrated again or the note removed."""
+        import shlex
+
         note = self.calibrated
         if note is None:
             return self
@@ -360,9 +368,15 @@ class Spec(_Strict):
         except KnobError as error:
             _raise_if([_conflict("calibrated", f"calibrated.field: {error}")], "Spec")
         if knob.value != note.value:
+            file = (info.context or {}).get(SPEC_FILE) or "SPEC"
+            again = shlex.join(["privspec", "calibrate", file, "--vary", note.field,
+                                *(word for target in note.targets for word in ("-t", target)),
+                                "--in-place"])
             _raise_if([_conflict("calibrated", f"{knob} is {knob.value:g} now, not the "
-                                 f"calibrated {note.value:g}: calibrate again, or remove the "
-                                 "'calibrated' note", note.value)], "Spec")
+                                 f"{note.value:g} calibrated to meet "
+                                 f"{', '.join(note.targets)}, as reports would say: calibrate "
+                                 f"again with '{again}', or delete this 'calibrated:' line to "
+                                 f"keep {knob.value:g}", note.value)], "Spec")
         return self
 
     @model_validator(mode="after")
@@ -395,6 +409,8 @@ def with_figures(spec: Spec, *, deltas: Iterable[float] = (), alphas: Iterable[f
 
 #: Validation context key: the caller runs ``relation_problems`` on the data itself.
 RELATION_CHECKED_BY_CALLER = "relation_checked_by_caller"
+#: Validation context key: the spec's file name, for the commands messages suggest.
+SPEC_FILE = "spec_file"
 
 
 def walk(node: _Node, path: tuple[str | int, ...] = ()
@@ -479,3 +495,58 @@ def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | i
                              "(the example replaced by a null one, the dataset size public: "
                              "one norm) or 'replace-one' (two norms)"))
     return problems
+
+
+def conflicts_beside_field_errors(mechanism: Any
+                                  ) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    """(path, message, value) of the cross-field conflicts of every mechanism block, as
+    written, whose own fields do not all validate: pydantic runs a block's cross-field
+    check only once they all do, so its check is run here on those that did.  A check
+    that reads a field that did not validate says nothing (it is run again, in full,
+    once the field is fixed)."""
+    found: list[tuple[tuple[str | int, ...], str, Any]] = []
+    for path, kind, fields in _walk_written(mechanism):
+        model = KINDS[kind].model
+        if model is None or not isinstance(fields, dict):
+            continue
+        try:
+            model.model_validate(fields, context={RELATION_CHECKED_BY_CALLER: True})
+            continue
+        except ValidationError as error:
+            errors = error.errors()
+        if any(not e["loc"] for e in errors) or all(e["type"] == "spec_conflict"
+                                                     for e in errors):
+            continue  # not a mapping of fields, or its check did run
+        invalid = {e["loc"][0] for e in errors}
+        if any(e["type"] == "extra_forbidden" for e in errors):  # a misspelt field, maybe:
+            invalid |= set(model.model_fields) - set(fields)  # absent ones are not known
+        found += [((*path, kind, *e["loc"]), e["msg"], e["input"])
+                  for e in _checked_without(model, fields, invalid)]
+    return found
+
+
+def _checked_without(model: type[BaseModel], fields: dict[str, Any], invalid: set[Any]
+                     ) -> list[ErrorDetails]:
+    """What ``model``'s cross-field checks (its "after" validators) find in ``fields``
+    without the ``invalid`` ones, which a check may not read."""
+    values = {}
+    for name, field in model.model_fields.items():
+        if name in fields and name not in invalid:
+            try:
+                values[name] = TypeAdapter(field.rebuild_annotation()).validate_python(
+                    fields[name])
+            except ValidationError:
+                return []
+    partial = model.model_construct(**values)
+    for name in invalid:
+        partial.__dict__.pop(name, None)  # (reading it raises AttributeError)
+    found: list[ErrorDetails] = []
+    for name, decorator in model.__pydantic_decorators__.model_validators.items():
+        if decorator.info.mode == "after":
+            try:
+                getattr(partial, name)()
+            except ValidationError as error:
+                found += [e for e in error.errors() if e["type"] == "spec_conflict"]
+            except (AttributeError, TypeError, ValueError, ArithmeticError):
+                continue  # it read a field that did not validate
+    return found
