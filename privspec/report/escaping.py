@@ -111,6 +111,8 @@ _REFERENCE = re.compile(r"([@#])(?=[A-Za-z0-9])")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 #: The start of an HTML comment (the pull-request comment's marker is one).
 _HTML_COMMENT = "<!--"
+#: The first colon of a line that starts a workflow command (``::name::``).
+_COMMAND_START = re.compile(r"^\s*:(?=:)")
 
 
 def _one_line(text: str) -> str:
@@ -127,24 +129,28 @@ def escape_markdown(text: str) -> str:
     before ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading
     (``#``) or end a table cell (``|``), and the backslash itself; puts a word
     joiner (:data:`WORD_JOINER`) after an ``@`` or ``#`` that would mention someone
-    or link an issue.  Line breaks become spaces, since the value is used inline,
+    or link an issue, and after the ``<`` of ``<!--`` (no comment marker in the raw text).  Line breaks become spaces, since the value is used inline,
     and control characters are dropped; a leading ``-``, ``+`` or ``1.`` cannot start
     a list because templates never start a line with a user string.
     """
-    flat = _REFERENCE.sub(lambda match: match.group() + WORD_JOINER, _one_line(text))
+    flat = _REFERENCE.sub(lambda match: match.group() + WORD_JOINER, _inert(_one_line(text)))
     return _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
 
 
-def _inert_code(text: str) -> str:
-    """Code text that cannot open an HTML comment in the raw Markdown (so it can never
-    forge the pull-request comment's marker); it renders the same characters."""
-    return text.replace(_HTML_COMMENT, "<" + WORD_JOINER + "!--")
+def _inert(text: str) -> str:
+    """``text`` without ``<!--`` in the raw Markdown, so that it never holds the
+    pull-request comment's marker, and without ``##[`` or a leading ``::``, which a
+    GitHub runner reads as a workflow command when the Markdown is printed to a log (a
+    word joiner after ``<``, ``##`` or ``:``: the same characters)."""
+    text = text.replace(_HTML_COMMENT, "<" + WORD_JOINER + "!--")
+    text = text.replace("##[", "##" + WORD_JOINER + "[")
+    return _COMMAND_START.sub(lambda match: match.group() + WORD_JOINER, text)
 
 
 def markdown_code(text: str) -> str:
     """``text`` as a Markdown code span on one line, printed verbatim: the delimiter is
     one backtick longer than any run of backticks inside, so no content closes it."""
-    flat = _inert_code(_one_line(text))
+    flat = _inert(_one_line(text))
     longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
@@ -154,7 +160,7 @@ def markdown_code(text: str) -> str:
 def markdown_fenced(text: str) -> str:
     """``text`` (lines) as a fenced code block that its contents cannot close: the fence
     is longer than any run of backticks inside."""
-    lines = [_inert_code(_CONTROL.sub("", line)) for line in str(text).splitlines()]
+    lines = [_inert(_CONTROL.sub("", line)) for line in str(text).splitlines()]
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return "\n".join([fence, *lines, fence])
