@@ -204,7 +204,7 @@ def test_overview_is_cut_when_even_it_is_too_long() -> None:
     assert comment_length("❌🔒") == 3
 
 
-@pytest.mark.parametrize("hostile", HOSTILE + [TITLE])
+@pytest.mark.parametrize("hostile", [*HOSTILE, TITLE])
 def test_markdown_helpers_keep_text_as_text(hostile: str) -> None:
     inline = f"- {escape_markdown(hostile)} and {markdown_code(hostile)}\n"
     tokens = _assert_inert_markdown(inline, headings=0)

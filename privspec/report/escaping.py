@@ -105,7 +105,7 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")
 #: for mentions; the joiner renders the same characters and does not notify anyone.
 WORD_JOINER = "\u2060"
 #: An ``@`` or ``#`` that GitHub would read as a mention or a reference.
-_REFERENCE = re.compile(r"([@#])(?=[A-Za-z0-9])")
+_REFERENCE = re.compile(r"@(?=[A-Za-z0-9])|#(?=[0-9])")
 #: Control characters (other than whitespace) and the bidirectional overrides that
 #: reorder what a reader sees: dropped.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -129,8 +129,9 @@ def escape_markdown(text: str) -> str:
     before ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading
     (``#``) or end a table cell (``|``), and the backslash itself; puts a word
     joiner (:data:`WORD_JOINER`) after an ``@`` or ``#`` that would mention someone
-    or link an issue, and after the ``<`` of ``<!--`` (no comment marker in the raw text).  Line breaks become spaces, since the value is used inline,
-    and control characters are dropped; a leading ``-``, ``+`` or ``1.`` cannot start
+    or link an issue, and after the ``<`` of ``<!--`` (no comment marker in the raw
+    text).  Line breaks become spaces, since the value is used inline, and control
+    characters are dropped; a leading ``-``, ``+`` or ``1.`` cannot start
     a list because templates never start a line with a user string.
     """
     flat = _REFERENCE.sub(lambda match: match.group() + WORD_JOINER, _inert(_one_line(text)))
