@@ -253,3 +253,26 @@ def test_plain_text_lines_of_validate_check_and_diff(
     markdown = capfd.readouterr().out
     _assert_inert_markdown(markdown, headings=1)
     _assert_log_lines(markdown)
+
+
+def test_a_link_to_a_file_that_is_not_a_spec_is_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A pull request adds ``x.privspec.yaml -> /etc/passwd``: validate says what the link
+    is and quotes nothing of the file; a link to a spec is read as before."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\nd:x:1:1::/:/bin/sh\n",
+                                     encoding="utf-8")
+    (tmp_path / "x.privspec.yaml").symlink_to(tmp_path / "passwd")
+    (tmp_path / "real.privspec.yaml").write_text(gaussian_spec(2.0), encoding="utf-8")
+    (tmp_path / "link.privspec.yaml").symlink_to("real.privspec.yaml")
+    assert privspec_main(["validate", "x.privspec.yaml", "link.privspec.yaml"]) == 2
+    err = capfd.readouterr().err
+    assert err.splitlines() == [
+        f"x.privspec.yaml:1:1: error: a symbolic link to {tmp_path / 'passwd'}, which is not a "
+        "spec file (a spec's name ends in .yaml, .yml or .json); privspec reads no other file "
+        "through a link [io/unreadable]", "found 1 problem in 1 of 2 specs"]
+    # named directly, a file that is not a spec is not quoted either
+    assert privspec_main(["validate", "passwd"]) == 2
+    err = capfd.readouterr().err
+    assert "root" not in err and "not a single value [spec/not-a-mapping]" in err
