@@ -147,7 +147,8 @@ def _section(root: str, old_path: str | None, new_path: str | None,
                        summary=report_summary(after_report), outcomes=outcomes)
     diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
                         after_label=head_label)
-    moved = f" (renamed from {markdown_code(old_path)})" if old_path != new_path else ""
+    moved = (f" (renamed from {markdown_code(old_path)})"
+             if old_path is not None and old_path != new_path else "")
     return Section(new_path, "modified", old_path=old_path,
                    details=markdown_from_diff(diff, heading_note=moved, preface=budget_text),
                    diff=diff, outcomes=outcomes)
