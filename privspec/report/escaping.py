@@ -149,8 +149,9 @@ def _inert(text: str) -> str:
 
 
 def markdown_code(text: str) -> str:
-    """``text`` as a Markdown code span on one line, printed verbatim: the delimiter is
-    one backtick longer than any run of backticks inside, so no content closes it."""
+    """``text`` as a Markdown code span on one line that prints the same characters: the
+    delimiter is one backtick longer than any run of backticks inside, so no content
+    closes it; ``<!--``, ``##[`` and a leading ``::`` are made inert (:func:`_inert`)."""
     flat = _inert(_one_line(text))
     longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
     fence = "`" * (longest + 1)
@@ -160,7 +161,8 @@ def markdown_code(text: str) -> str:
 
 def markdown_fenced(text: str) -> str:
     """``text`` (lines) as a fenced code block that its contents cannot close: the fence
-    is longer than any run of backticks inside."""
+    is longer than any run of backticks inside; each line made inert (:func:`_inert`)
+    and without control characters."""
     lines = [_inert(_CONTROL.sub("", line)) for line in str(text).splitlines()]
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
