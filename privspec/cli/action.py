@@ -4,8 +4,9 @@ Writes the comment built by ``privspec.workflows.pull_request`` to ``--comment-f
 (for a step that posts it; shortened to GitHub's limit when too long), appends the whole
 comment to ``--summary-file`` (default ``$GITHUB_STEP_SUMMARY``) and prints it between
 ``::stop-commands::TOKEN`` and ``::TOKEN::`` (a random token), so that no text of the
-pull request in the log is run as a workflow command, and writes the outputs ``comment-file``, ``changed``,
-``weaker`` and ``over-budget`` to ``--github-output`` (default ``$GITHUB_OUTPUT``).
+pull request in the log is run as a workflow command, and writes the outputs
+``comment-file``, ``changed``, ``weaker`` and ``over-budget`` to ``--github-output``
+(default ``$GITHUB_OUTPUT``).
 Exit 0 when every changed spec is within budget, 1 when one is over budget (or privacy
 got weaker, with ``--fail-on-weaker true``), 2 when it cannot run.  Options take empty
 strings as "not given", so the action passes its inputs through unchanged.
