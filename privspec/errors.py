@@ -72,7 +72,8 @@ class InternalError(EvaluationError):
 CODE_MEANINGS: dict[Code, str] = {
     Code.IO_NOT_FOUND: "there is no file at that path",
     Code.IO_IS_A_DIRECTORY: "the path is a directory, not a spec file",
-    Code.IO_UNREADABLE: "the file exists but cannot be read (permissions, a device)",
+    Code.IO_UNREADABLE: "the file exists but cannot be read (permissions, a device), or "
+    "symbolic links lead to a file whose name does not end in .yaml, .yml or .json",
     Code.IO_TOO_LARGE: "the file is longer than a spec can be (1,000,000 characters)",
     Code.IO_ENCODING: "the file is not UTF-8 text",
     Code.YAML_SYNTAX: "the text is not YAML",

@@ -142,9 +142,10 @@ def _tables(tokens: list[Token]) -> list[list[list[str]]]:
 
 
 def _plain(inline: Token) -> str:
-    """The text a reader sees in an inline token (escapes resolved, code spans kept)."""
+    """The text a reader sees in an inline token (escapes resolved, code spans kept, the
+    invisible word joiners that stop mentions and issue links left out)."""
     return "".join(child.content for child in inline.children or []
-                   if child.type in ("text", "code_inline"))
+                   if child.type in ("text", "code_inline")).replace("\u2060", "")
 
 
 TRADEOFF_WITH_MU = ["attack FPR α", "lowest FNR β (this {noun})", "lowest FNR β ({mu}-GDP)",

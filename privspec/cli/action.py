@@ -1,9 +1,12 @@
 """``privspec action``: the GitHub Action's command (``action.yml`` runs it).
 
 Writes the comment built by ``privspec.workflows.pull_request`` to ``--comment-file``
-(for a step that posts it), appends it to ``--summary-file`` (default
-``$GITHUB_STEP_SUMMARY``), and writes the outputs ``comment-file``, ``changed``,
-``weaker`` and ``over-budget`` to ``--github-output`` (default ``$GITHUB_OUTPUT``).
+(for a step that posts it; shortened to GitHub's limit when too long), appends the whole
+comment to ``--summary-file`` (default ``$GITHUB_STEP_SUMMARY``) and prints it between
+``::stop-commands::TOKEN`` and ``::TOKEN::`` (a random token), so that no text of the
+pull request in the log is run as a workflow command, and writes the outputs
+``comment-file``, ``changed``, ``weaker`` and ``over-budget`` to ``--github-output``
+(default ``$GITHUB_OUTPUT``).
 Exit 0 when every changed spec is within budget, 1 when one is over budget (or privacy
 got weaker, with ``--fail-on-weaker true``), 2 when it cannot run.  Options take empty
 strings as "not given", so the action passes its inputs through unchanged.
@@ -12,11 +15,14 @@ strings as "not given", so the action passes its inputs through unchanged.
 from __future__ import annotations
 
 import os
+import secrets
+import sys
 import uuid
 from typing import Annotated
 
 import typer
 
+from privspec.spec.diagnostics import printable
 from privspec.workflows.pull_request import ActionError, Request, run
 
 EXIT_CANNOT_RUN = 2
@@ -54,6 +60,19 @@ def _write_outputs(path: str, outputs: dict[str, str]) -> None:
         else:
             lines.append(f"{name}={value}")
     _append(path, "\n".join(lines) + "\n")
+
+
+def _log(comment: str, problems: list[str]) -> None:
+    """The whole comment on stdout and ``problems`` on stderr (one :func:`printable` line
+    each), with workflow commands stopped meanwhile (GitHub's ``stop-commands``)."""
+    token = secrets.token_hex(16)
+    typer.echo(f"::stop-commands::{token}")
+    typer.echo(comment)
+    sys.stdout.flush()
+    for problem in problems:
+        typer.echo(printable(problem), err=True)
+    sys.stderr.flush()
+    typer.echo(f"::{token}::")
 
 
 def action(
@@ -95,9 +114,9 @@ def action(
                       require_tier1=_flag(require_tier1, "--require-tier1"),
                       fail_on_weaker=_flag(fail_on_weaker, "--fail-on-weaker"))
     try:
-        code, comment, sections = run(request)
+        result = run(request)
     except ActionError as error:
-        typer.echo(f"privspec action: error: {error}", err=True)
+        typer.echo(printable(f"privspec action: error: {error}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
     comment_path = comment_file or os.path.join(
         os.environ.get("RUNNER_TEMP") or os.getcwd(), "privspec-comment.md")
@@ -105,24 +124,21 @@ def action(
     outputs = os.environ.get("GITHUB_OUTPUT", "") if github_output is None else github_output
     try:
         with open(comment_path, "w", encoding="utf-8") as stream:
-            stream.write(comment)
+            stream.write(result.comment)
         if summary:
-            _append(summary, comment + "\n")
+            _append(summary, result.whole + "\n")
         if outputs:
             _write_outputs(outputs, {
                 "comment-file": os.path.abspath(comment_path),
-                "changed": str(len(sections)),
+                "changed": str(len(result.sections)),
                 "weaker": str(any(s.diff is not None and s.diff.verdict == "weaker"
-                                  for s in sections)).lower(),
-                "over-budget": str(any(s.over_budget for s in sections)).lower(),
+                                  for s in result.sections)).lower(),
+                "over-budget": str(any(s.over_budget for s in result.sections)).lower(),
             })
     except OSError as error:
-        typer.echo(f"privspec action: error: cannot write {error.filename}: "
-                   f"{error.strerror or error}", err=True)
+        typer.echo(printable(f"privspec action: error: cannot write {error.filename}: "
+                             f"{error.strerror or error}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    typer.echo(comment)
-    for section in sections:
-        for outcome in section.outcomes:
-            if not outcome.ok:
-                typer.echo(f"{section.path}: {outcome.message}", err=True)
-    raise typer.Exit(code)
+    _log(result.whole, [f"{section.path}: {outcome.message}" for section in result.sections
+                        for outcome in section.outcomes if not outcome.ok])
+    raise typer.Exit(result.code)

@@ -20,6 +20,7 @@ import typer
 from privspec.cli.action import action
 from privspec.cli.files import write_atomically as _write_atomically
 from privspec.errors import Code, PrivspecError
+from privspec.spec.diagnostics import printable
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
@@ -139,17 +140,17 @@ def schema(
             current = None
         if current != text:
             state = "missing" if current is None else "stale"
-            typer.echo(f"{output}: {state}; regenerate it with 'privspec schema -o {output}'",
-                       err=True)
+            typer.echo(printable(f"{output}: {state}; regenerate it with 'privspec schema -o "
+                                 f"{output}'"), err=True)
             raise typer.Exit(EXIT_CHECK_FAILED)
-        typer.echo(f"{output}: up to date", err=True)
+        typer.echo(f"{printable(output)}: up to date", err=True)
         raise typer.Exit(EXIT_OK)
     try:
         _write_atomically({output: text})
     except OSError as error:
-        typer.echo(f"{output}: cannot write: {error.strerror or error}", err=True)
+        typer.echo(f"{printable(output)}: cannot write: {error.strerror or error}", err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {printable(output)}", err=True)
 
 # --- commands: evaluate (numbers) -------------------------------------------
 
@@ -162,8 +163,10 @@ class EvaluateFormat(StrEnum):
 
 
 def _fail(command: str, message: str) -> typer.Exit:
-    """Say ``privspec COMMAND: error: MESSAGE`` on stderr; return the Exit (2) to raise."""
-    typer.echo(f"privspec {command}: error: {message}", err=True)
+    """Say ``privspec COMMAND: error: MESSAGE`` on stderr, each line :func:`printable`;
+    return the Exit (2) to raise."""
+    lines = f"privspec {command}: error: {message}".split("\n")
+    typer.echo("\n".join(printable(line) for line in lines), err=True)
     return typer.Exit(EXIT_CANNOT_RUN)
 
 
@@ -291,7 +294,7 @@ def _refused(command: str, error: PrivspecError, label: str,
         traceback.print_exception(error.__cause__, file=sys.stderr)
     path = error.path if isinstance(error, EvaluationError) else None
     if path is None and not github:
-        return _fail(command, f"{label}: cannot evaluate: {error}")
+        return _fail(command, f"{printable(label)}: cannot evaluate: {error}")
     line, column = (None if path is None else _refusal_position(spec_path, path)) or (1, 1)
     code = error.code if isinstance(error, EvaluationError) else Code.EVALUATION_REFUSED
     diagnostic = Diagnostic(label, line, column, "" if path is None else path_to_str(path),
@@ -389,7 +392,7 @@ def evaluate(
         # the floor's, in nearly every report, is not.
         named = [w.code for w in report.warnings if w.code != "accounting/floor"]
         said = f"; caveats (see the report): {', '.join(named)}" if named else ""
-        typer.echo(f"{path}: {head}, Tier {'I' if gdp.tier == 1 else 'II'}, "
+        typer.echo(f"{printable(path)}: {head}, Tier {'I' if gdp.tier == 1 else 'II'}, "
                    f"advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}{said}")
     if refused:
         raise typer.Exit(EXIT_CANNOT_RUN)
@@ -433,7 +436,7 @@ def convert(
         problems.append("give --delta with --epsilon or --mu (or --table)")
     if problems:
         for problem in problems:
-            typer.echo(f"privspec convert: error: {problem}", err=True)
+            typer.echo(printable(f"privspec convert: error: {problem}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN)
     from privspec.report.render import render_markdown
 
@@ -480,8 +483,7 @@ def table(
     try:
         text = render_table(reports, output_format.value, template_dir=template_dir)
     except RenderError as error:
-        typer.echo(f"privspec table: error: {error}", err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+        raise _fail("table", str(error)) from None
     _emit("table", text, output, quiet=True, inputs=specs)
 
 
@@ -519,9 +521,10 @@ def _emit(command: str, text: str, output: str | None, *, quiet: bool = False,
     try:
         _write_atomically({output: text}, inputs=inputs)
     except OSError as error:
-        raise _fail(command, f"cannot write {output}: {error.strerror or error}") from None
+        raise _fail(command, f"cannot write {printable(output)}: {error.strerror or error}"
+                    ) from None
     if not quiet:
-        typer.echo(f"wrote {output}", err=True)
+        typer.echo(f"wrote {printable(output)}", err=True)
 
 
 _RenderSpecs = Annotated[list[str], typer.Argument(
@@ -609,7 +612,7 @@ def render(
     for destination, text in documents:
         assert destination is not None
         if destination in files:
-            raise fail(f"two documents would be written to {destination}; "
+            raise fail(f"two documents would be written to {printable(destination)}; "
                        "give the specs different file names")
         files[destination] = text
     if check:
@@ -623,9 +626,10 @@ def render(
     try:
         _write_atomically(files, inputs=specs)
     except OSError as error:
-        raise fail(f"cannot write {error.filename or ''}: {error.strerror or error}") from None
+        raise fail(f"cannot write {printable(error.filename or '')}: "
+                   f"{error.strerror or error}") from None
     for destination in files:
-        typer.echo(f"wrote {destination}", err=True)
+        typer.echo(f"wrote {printable(destination)}", err=True)
 
 
 @dataclass
@@ -690,7 +694,7 @@ class _RenderPlan:
                     (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
                     basename=None if base is None else os.path.basename(base))
             except RenderError as error:
-                raise _fail("render", f"{path}: {error}") from None
+                raise _fail("render", f"{printable(path)}: {error}") from None
             for document in rendered:
                 main_part = document is rendered[-1]
                 out.append((None if base is None else
@@ -750,14 +754,14 @@ def _report_stale_files(files: Mapping[str, str | bytes]) -> int:
         stale += 1
         state = "missing" if current is None else "stale"
         if isinstance(text, bytes) or isinstance(current, bytes):
-            typer.echo(f"{destination}: {state} (figure)", err=True)
+            typer.echo(f"{printable(destination)}: {state} (figure)", err=True)
             continue
         diff = difflib.unified_diff(
             (current or "").splitlines(keepends=True), text.splitlines(keepends=True),
             fromfile=f"{destination} (committed)" if current is not None else "/dev/null",
             tofile=f"{destination} (rendered now)")
         typer.echo("".join(diff), nl=False)
-        typer.echo(f"{destination}: {state}", err=True)
+        typer.echo(f"{printable(destination)}: {state}", err=True)
     return stale
 
 
@@ -772,8 +776,8 @@ def _figure_format_or_exit(path: str, command: str) -> str:
 
     extension = os.path.splitext(path)[1].lower().lstrip(".")
     if extension not in figures.FIGURE_FORMATS:
-        typer.echo(f"privspec {command}: error: {path}: a figure file ends in .svg, .png or "
-                   ".pdf", err=True)
+        typer.echo(printable(f"privspec {command}: error: {path}: a figure file ends in .svg, "
+                             ".png or .pdf"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN)
     if not figures.available():
         typer.echo(f"privspec {command}: error: figures need matplotlib: "
@@ -811,10 +815,10 @@ def plot(
         draw = figures.risk_figure_bytes if risk else figures.figure_bytes
         _write_atomically({output: draw(report, form)}, inputs=[spec])
     except OSError as error:
-        typer.echo(f"privspec plot: error: cannot write {output}: {error.strerror or error}",
-                   err=True)
+        typer.echo(printable(f"privspec plot: error: cannot write {output}: "
+                             f"{error.strerror or error}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {printable(output)}", err=True)
 
 
 # --- commands: diff, check (pull requests and budgets) -----------------------
@@ -906,8 +910,9 @@ def diff(
                 _write_atomically({plot_file: comparison_bytes(*reports, plot_form)},
                                   inputs=specs)
             except OSError as error:
-                raise fail(f"cannot write {plot_file}: {error.strerror or error}") from None
-            typer.echo(f"wrote {plot_file}", err=True)
+                raise fail(f"cannot write {printable(plot_file)}: "
+                           f"{error.strerror or error}") from None
+            typer.echo(f"wrote {printable(plot_file)}", err=True)
 
     diffs = [d for _, d in results]
     if output_format is DiffFormat.json:
@@ -998,15 +1003,14 @@ def check(
                                     max_advantage=max_advantage, require_tier1=require_tier1,
                                     max_risk=max_risk)
     except ValueError as error:
-        typer.echo(f"privspec check: error: {error}", err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+        raise _fail("check", str(error)) from None
     loaded = _load_all_or_exit(specs)
     over = refused = 0
     for path, spec in loaded:
         if not limits_for(spec, extra):
             if not quiet:
-                typer.echo(f"{path}: no budget to check (no 'budget:' section and no --max-* "
-                           "option)", err=True)
+                typer.echo(f"{printable(path)}: no budget to check (no 'budget:' section and "
+                           "no --max-* option)", err=True)
             continue
         try:
             outcomes = check_spec(spec, extra, spec_path=path,
@@ -1025,11 +1029,10 @@ def check(
                     path, *_limit_position(path, outcome.limit.source),
                     outcome.limit.source, outcome.message, Code.BUDGET_EXCEEDED)], "github"))
             else:
-                typer.echo(f"{path}: {outcome.message}")
+                typer.echo(printable(f"{path}: {outcome.message}"))
         if not failed and not quiet:
-            typer.echo(f"{path}: within budget: "
-                       + "; ".join(o.message.replace(" within the limit ", " ≤ ")
-                                   for o in outcomes), err=True)
+            typer.echo(printable(f"{path}: within budget: " + "; ".join(
+                o.message.replace(" within the limit ", " ≤ ") for o in outcomes)), err=True)
     if refused:  # not all could be checked: no verdict on the budget (each line said why)
         raise typer.Exit(EXIT_CANNOT_RUN)
     if not quiet:

@@ -34,6 +34,7 @@ def _figure(calibration: Calibration, target: Any) -> str:
 def _text(calibration: Calibration, label: str, previous: str, edit_line: int | None) -> str:
     """The answer in words: the value, what it achieves, what binds, the change."""
     from privspec.report import formatting as fmt
+    from privspec.spec.diagnostics import printable
     from privspec.spec.editing import written_number
 
     report, knob = calibration.report, calibration.knob
@@ -52,7 +53,7 @@ def _text(calibration: Calibration, label: str, previous: str, edit_line: int | 
                 f"{calibration.binding}")
     where = f"line {edit_line}: " if edit_line else ""
     lines = [
-        f"{label}: {knob} = {value} meets every target (was {previous}); {edge}.",
+        f"{printable(label)}: {knob} = {value} meets every target (was {previous}); {edge}.",
         f"  achieves: {head}, advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}",
         "  targets: " + "; ".join(_figure(calibration, t) for t in calibration.targets)
         + f" (binding: {calibration.binding})",

@@ -99,21 +99,74 @@ def escape_latex(text: str) -> str:
 
 
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")
+#: U+2060 WORD JOINER: invisible, no line break, and not a letter, so GitHub's
+#: ``@user``, ``@org/team`` and ``#123`` references no longer match.  A backslash does
+#: not stop mentions everywhere and an entity (``&#64;``) is decoded before GitHub looks
+#: for mentions; the joiner renders the same characters and does not notify anyone.
+WORD_JOINER = "\u2060"
+#: An ``@`` or ``#`` that GitHub would read as a mention or a reference.
+_REFERENCE = re.compile(r"@(?=[A-Za-z0-9])|#(?=[0-9])")
+#: Control characters (other than whitespace) and the bidirectional overrides that
+#: reorder what a reader sees: dropped.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+#: The start of an HTML comment (the pull-request comment's marker is one).
+_HTML_COMMENT = "<!--"
+#: The first colon of a line that starts a workflow command (``::name::``).
+_COMMAND_START = re.compile(r"^\s*:(?=:)")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: whitespace runs (line breaks included) become one space,
+    other control characters and bidirectional overrides are dropped."""
+    return " ".join(_CONTROL.sub("", str(text)).split())
 
 
 def escape_markdown(text: str) -> str:
     """``text`` as inline GitHub-flavoured Markdown that prints the same characters.
 
     Backslash-escapes what could start emphasis (``* _``), code, a link or an
-    image (``[ ]``), raw HTML (``< >``), an HTML entity (``&`` before
-    ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading or an
-    issue reference (``#``) or end a table cell (``|``), and the backslash
-    itself.  Line breaks become spaces, since the value is used inline; a
-    leading ``-``, ``+`` or ``1.`` cannot start a list because templates never
-    start a line with a user string.
+    image (``[ ]``), raw HTML or an HTML comment (``< >``), an HTML entity (``&``
+    before ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading
+    (``#``) or end a table cell (``|``), and the backslash itself; puts a word
+    joiner (:data:`WORD_JOINER`) after an ``@`` or ``#`` that would mention someone
+    or link an issue, and after the ``<`` of ``<!--`` (no comment marker in the raw
+    text).  Line breaks become spaces, since the value is used inline, and control
+    characters are dropped; a leading ``-``, ``+`` or ``1.`` cannot start
+    a list because templates never start a line with a user string.
     """
-    flat = " ".join(str(text).split())
+    flat = _REFERENCE.sub(lambda match: match.group() + WORD_JOINER, _inert(_one_line(text)))
     return _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
+
+
+def _inert(text: str) -> str:
+    """``text`` without ``<!--`` in the raw Markdown, so that it never holds the
+    pull-request comment's marker, and without ``##[`` or a leading ``::``, which a
+    GitHub runner reads as a workflow command when the Markdown is printed to a log (a
+    word joiner after ``<``, ``##`` or ``:``: the same characters)."""
+    text = text.replace(_HTML_COMMENT, "<" + WORD_JOINER + "!--")
+    text = text.replace("##[", "##" + WORD_JOINER + "[")
+    return _COMMAND_START.sub(lambda match: match.group() + WORD_JOINER, text)
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as a Markdown code span on one line that prints the same characters: the
+    delimiter is one backtick longer than any run of backticks inside, so no content
+    closes it; ``<!--``, ``##[`` and a leading ``::`` are made inert (:func:`_inert`)."""
+    flat = _inert(_one_line(text))
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def markdown_fenced(text: str) -> str:
+    """``text`` (lines) as a fenced code block that its contents cannot close: the fence
+    is longer than any run of backticks inside; each line made inert (:func:`_inert`)
+    and without control characters."""
+    lines = [_inert(_CONTROL.sub("", line)) for line in str(text).splitlines()]
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence, *lines, fence])
 
 
 def markdown_paragraphs(text: str) -> list[str]:

@@ -52,7 +52,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting
-from privspec.report.escaping import escape_latex
+from privspec.report.escaping import escape_latex, markdown_code, markdown_fenced
 from privspec.report.filters import NUMBER_FILTERS, filters
 from privspec.report.model import Caveat, Report, RiskRow
 
@@ -185,15 +185,6 @@ def _comment(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _markdown_code(text: str) -> str:
-    """``text`` as a Markdown code span (backslashes are literal there)."""
-    flat = _comment(text)
-    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
-
-
 def _latex_macro_name(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z]+", text):
         raise RenderError(f"a LaTeX macro prefix is letters only, got {text!r}")
@@ -231,7 +222,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
     if fmt == "html":
         environment.filters["esc"] = _escape_html
         environment.filters["paragraphs"] = _html_paragraphs
-    environment.filters["code"] = _markdown_code
+    environment.filters["code"] = markdown_code
     environment.filters["comment"] = _comment
     environment.filters["deltakey"] = delta_key
     if fmt == "latex":
@@ -317,11 +308,10 @@ def _escape_latex_keeping_spaces(text: str) -> str:
 
 def render_markdown(template: str, **context: Any) -> str:
     """A built-in Markdown template other than a report's (a pull-request comment), with
-    the Markdown filters plus ``cell`` (a table cell) and ``inline`` (a code span's text
-    on one line)."""
+    the Markdown filters plus ``cell`` (a table cell) and ``fenced`` (a code block)."""
     environment = _environment("markdown", None)
     environment.filters["cell"] = lambda text: str(text).replace("|", "\\|")
-    environment.filters["inline"] = lambda text: " ".join(str(text).replace("`", "'").split())
+    environment.filters["fenced"] = markdown_fenced
     return environment.get_template(template).render(**context)
 
 

@@ -14,6 +14,7 @@ This module is pure: it never prints, exits or imports anything heavy.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -50,11 +51,32 @@ class SpecError(PrivspecError):
         super().__init__(format_gcc(self.diagnostics))
 
 
+#: Characters that would break a log line or hide part of it: control characters, line
+#: and paragraph separators, bidirectional overrides.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: GitHub runs a log line as a workflow command when it starts with ``::`` (after
+#: whitespace) or holds ``##[`` anywhere (the runner's older syntax).
+_COMMAND_START = re.compile(r"^(\s*):(?=:)")
+_OLD_COMMAND = "##["
+
+
+def printable(text: str) -> str:
+    """``text`` as one line of plain text that no runner reads as a workflow command:
+    control characters and line separators written as Python escapes (``\\n``,
+    ``\\x1b``, ``\\u2028``), the first ``:`` of a leading ``::`` as ``\\x3a`` and the
+    ``[`` of ``##[`` as ``\\x5b``.  For file names and other text from strangers in
+    diagnostics and log lines."""
+    line = _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], str(text))
+    line = _COMMAND_START.sub(lambda match: match.group(1) + "\\x3a", line)
+    return line.replace(_OLD_COMMAND, "##\\x5b")
+
+
 def format_gcc_line(diagnostic: Diagnostic) -> str:
-    """``FILE:LINE:COL: error: PATH: MESSAGE [CODE]`` (the path is left out when empty)."""
+    """``FILE:LINE:COL: error: PATH: MESSAGE [CODE]`` (the path is left out when empty),
+    on one line that cannot become a workflow command (:func:`printable`)."""
     where = f"{diagnostic.path}: " if diagnostic.path else ""
-    return (f"{diagnostic.file}:{diagnostic.line}:{diagnostic.column}: "
-            f"{diagnostic.severity}: {where}{diagnostic.message} [{diagnostic.code}]")
+    return printable(f"{diagnostic.file}:{diagnostic.line}:{diagnostic.column}: "
+                     f"{diagnostic.severity}: {where}{diagnostic.message} [{diagnostic.code}]")
 
 
 def format_gcc(diagnostics: Iterable[Diagnostic]) -> str:
@@ -64,8 +86,10 @@ def format_gcc(diagnostics: Iterable[Diagnostic]) -> str:
 
 def format_json(diagnostics: Iterable[Diagnostic]) -> str:
     """A JSON array of diagnostics with keys file, line, column, path, message, code,
-    severity; stable key order, two-space indent."""
-    return json.dumps([d.as_dict() for d in diagnostics], indent=2, ensure_ascii=False)
+    severity; stable key order, two-space indent.  ``##[`` (only ever inside a string)
+    is written ``##\\u005b``, so no line is a workflow command."""
+    text = json.dumps([d.as_dict() for d in diagnostics], indent=2, ensure_ascii=False)
+    return text.replace(_OLD_COMMAND, "##\\u005b")
 
 
 def escape_github_data(text: str) -> str:
@@ -116,4 +140,5 @@ __all__ = [
     "format_github",
     "format_github_line",
     "format_json",
+    "printable",
 ]

@@ -102,6 +102,24 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
     raise SpecError(sorted(set(diagnostics)))
 
 
+#: How the name of a spec file ends (``*.privspec.yaml``, or any YAML or JSON file).
+SPEC_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _refuse_linked_non_spec(filename: str, info: os.stat_result) -> None:
+    """Refuse a path that symbolic links turn into a regular file not named like a spec
+    (``spec.privspec.yaml -> /etc/passwd``): a pull request can add such a link, and
+    privspec would read, and quote, a file nobody meant to show.  Links to specs, and
+    to pipes such as ``/dev/stdin``, are read as before."""
+    target = os.path.realpath(filename)
+    if (stat.S_ISREG(info.st_mode) and target != os.path.abspath(filename)
+            and not target.lower().endswith(SPEC_FILE_SUFFIXES)):
+        raise SpecError([Diagnostic(
+            filename, 1, 1, "", f"a symbolic link to {target}, which is not a spec file (a "
+            "spec's name ends in .yaml, .yml or .json); privspec reads no other file through "
+            "a link", Code.IO_UNREADABLE)])
+
+
 def load_spec(path: str | os.PathLike[str]) -> Spec:
     """Read, parse and validate a ``*.privspec.yaml`` file.
 
@@ -113,6 +131,7 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         info = os.stat(filename)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(filename)
+        _refuse_linked_non_spec(filename, info)
         with open(filename, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:

@@ -346,7 +346,8 @@ def read_text(text: str, filename: str) -> tuple[Any, Builder]:
                                     "the file is empty; a spec is a mapping that starts with "
                                     "'privspec: 1'", Code.SPEC_EMPTY)])
     if not isinstance(node, MappingNode):
-        what = "a list" if isinstance(node, SequenceNode) else f"the value {short(node.value)!r}"
+        # Nothing of the text is quoted: it may be any file, linked or named by mistake.
+        what = "a list" if isinstance(node, SequenceNode) else "a single value"
         line, column = _mark(node)
         raise SpecError([Diagnostic(
             filename, line + 1, column + 1, "",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from privspec.report import formatting as fmt
-from privspec.report.escaping import capfirst, escape_markdown
+from privspec.report.escaping import capfirst, escape_markdown, markdown_code
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
 from privspec.spec.loader import path_to_str
 from privspec.spec.models import with_figures
@@ -431,8 +431,6 @@ def aligned(before: Spec, after: Spec, limits: Sequence[Limit] = ()) -> tuple[Sp
 # --- presentation -------------------------------------------------------------------
 
 
-
-
 def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: str = "",
                        preface: str = "") -> str:
     """A pull-request comment: the verdict and a compact table on top, the Tier II rows and
@@ -448,15 +446,10 @@ def markdown_from_diff(diff: SpecDiff, *, heading_level: int = 3, heading_note: 
         detail = capfirst(detail)
     contrary = (", ".join(diff.contrary[:4]) + (" and more" if len(diff.contrary) > 4 else "")
                 if diff.contrary else "")
-    changes = changes_summary(diff.changes, path=lambda p: f"`{_code(p)}`",
-                              value=escape_markdown)
+    changes = changes_summary(diff.changes, path=markdown_code, value=escape_markdown)
     return render_markdown("markdown/diff.md.j2", diff=diff, hashes="#" * heading_level,
                            heading_note=heading_note, preface=preface, detail=detail,
                            contrary=contrary, changes=changes)
-
-
-def _code(text: str) -> str:
-    return " ".join(text.replace("`", "'").split())
 
 
 def github_annotations(diff: SpecDiff, file: str | None = None) -> str:

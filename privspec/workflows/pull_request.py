@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 #: The first line of every comment, so a workflow can find and update its own comment.
 COMMENT_MARKER = "<!-- privspec-action -->"
+#: The longest comment GitHub accepts (characters); a longer one is shortened.
+COMMENT_LIMIT = 65_536
 SPEC_PATTERNS = ("*.privspec.yaml", "*.privspec.yml")
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
@@ -103,6 +105,7 @@ def _short(root: str, revision: str) -> str:
 def _section(root: str, old_path: str | None, new_path: str | None,
              base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
     """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
+    from privspec.report.escaping import markdown_code
     from privspec.report.evaluation import evaluate
     from privspec.spec.diagnostics import SpecError, format_diagnostics
     from privspec.spec.loader import load_spec_text
@@ -144,21 +147,48 @@ def _section(root: str, old_path: str | None, new_path: str | None,
                        summary=report_summary(after_report), outcomes=outcomes)
     diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
                         after_label=head_label)
-    moved = f" (renamed from `{old_path}`)" if old_path != new_path else ""
+    moved = (f" (renamed from {markdown_code(old_path)})"
+             if old_path is not None and old_path != new_path else "")
     return Section(new_path, "modified", old_path=old_path,
                    details=markdown_from_diff(diff, heading_note=moved, preface=budget_text),
                    diff=diff, outcomes=outcomes)
 
 
-def comment_from_sections(sections: list[Section], base: str, head: str) -> str:
-    """The whole comment: an overview line per spec, then one section each."""
+def comment_length(text: str) -> int:
+    """The length GitHub checks against :data:`COMMENT_LIMIT`, counted pessimistically:
+    in UTF-16 code units, so a character beyond U+FFFF (an emoji) counts twice."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def comment_from_sections(sections: list[Section], base: str, head: str, *,
+                          limit: int | None = None, listed: int | None = None) -> str:
+    """The whole comment: an overview line per spec, then one section each; with
+    ``limit``, the overview of the first ``listed`` specs and a note that the sections
+    are in the job summary."""
     from privspec.report.render import render_markdown
 
     return render_markdown(
         "markdown/pull-request.md.j2", marker=COMMENT_MARKER, base=base, head=head,
         sections=sections, over=sum(s.over_budget for s in sections),
         invalid=sum(s.status == "invalid" for s in sections),
-        checked=any(s.outcomes for s in sections))
+        checked=any(s.outcomes for s in sections), limit=limit,
+        listed=len(sections) if listed is None else listed)
+
+
+def fitted_comment(sections: list[Section], base: str, head: str, whole: str,
+                   limit: int = COMMENT_LIMIT) -> str:
+    """The comment as GitHub will post it: ``whole`` (the whole comment) when it is at
+    most ``limit`` characters long, else the overview of as many specs as fit (every
+    spec, unless their names are very long) and a note that the sections are in the job
+    summary."""
+    if comment_length(whole) <= limit:
+        return whole
+    fits, too_many = 0, len(sections) + 1  # the overview of `fits` specs fits
+    while too_many - fits > 1:
+        middle = (fits + too_many) // 2
+        text = comment_from_sections(sections, base, head, limit=limit, listed=middle)
+        fits, too_many = (middle, too_many) if comment_length(text) <= limit else (fits, middle)
+    return comment_from_sections(sections, base, head, limit=limit, listed=fits)
 
 
 @dataclass(frozen=True)
@@ -176,8 +206,20 @@ class Request:
     fail_on_weaker: bool = False
 
 
-def run(args: Request) -> tuple[int, str, list[Section]]:
-    """Do the work; return the exit code, the comment and the sections."""
+@dataclass(frozen=True)
+class ActionResult:
+    """What the action found: the exit code, the comment to post (within
+    :data:`COMMENT_LIMIT`), the whole comment (for the job summary and the log) and
+    the sections."""
+
+    code: int
+    comment: str
+    whole: str
+    sections: list[Section]
+
+
+def run(args: Request) -> ActionResult:
+    """Do the work: compare and check every changed spec."""
     from privspec.workflows.budget import limits_from_options
     from privspec.workflows.git import DiffError, repository_root, verify_revision
 
@@ -201,7 +243,8 @@ def run(args: Request) -> tuple[int, str, list[Section]]:
     head = (args.head, _short(root, args.head))
     sections = [_section(root, old, new, base, head, limits)
                 for old, new in changed_specs(root, merge_base, args.head)]
-    comment = comment_from_sections(sections, base[1], head[1])
+    whole = comment_from_sections(sections, base[1], head[1])
+    comment = fitted_comment(sections, base[1], head[1], whole)
     code = EXIT_OK
     if any(s.status == "invalid" for s in sections):
         code = EXIT_CANNOT_RUN
@@ -209,4 +252,4 @@ def run(args: Request) -> tuple[int, str, list[Section]]:
             s.diff is not None and (s.diff.verdict == "weaker" or not s.diff.comparable)
             for s in sections)):
         code = EXIT_CHECK_FAILED
-    return code, comment, sections
+    return ActionResult(code, comment, whole, sections)
