@@ -513,8 +513,8 @@ def _context(
 
 __all__ = [
     "FIGURE_SUFFIX",
-    "RISK_FIGURE_SUFFIX",
     "FORMATS",
+    "RISK_FIGURE_SUFFIX",
     "VARIANTS",
     "Document",
     "RenderError",
