@@ -342,7 +342,9 @@ def test_the_written_spec_says_what_was_calibrated_and_stays_honest(
     assert report.calibrated is not None and report.calibrated.targets == ["mu=1"]
     from privspec.report.render import render
 
-    assert "was chosen by privspec calibrate" in render(report, "markdown")
+    text_of_report = render(report, "markdown")
+    assert "was chosen by privspec calibrate" in text_of_report
+    assert "meets μ ≤ 1." in text_of_report and "mu=1" not in text_of_report  # words, not options
     spec.write_text(text.replace("noise_multiplier: 0.7754", "noise_multiplier: 1.5"),
                     encoding="utf-8")
     capsys.readouterr()

@@ -59,4 +59,7 @@ def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     for huge in ("1e20", "inf"):  # (the solver's range ended near 10¹²: a traceback)
         assert main(["convert", "--epsilon", huge, "--delta", "1e-5"]) == 2
         assert "ε must be at most 1e+11" in capsys.readouterr().err
+    assert main(["convert", "--mu", "1", "--delta", "1e-5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("μ-GDP with μ = 1: ε = 4.38 at δ = 10⁻⁵")  # not "μ = 1-GDP"
     assert main(["convert", "--mu", "1", "--delta", "2"]) == 2

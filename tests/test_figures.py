@@ -111,12 +111,17 @@ def test_written_markdown_links_its_figures(tmp_path: Path,
     assert main(["render", str(LAPLACE), "-f", "markdown,markdown:model-card",
                  "--output-dir", str(out)]) == 0
     names = sorted(path.name for path in out.iterdir())
-    assert names == ["laplace-counts-model-card.md", "laplace-counts-tradeoff.png",
+    assert names == ["laplace-counts-model-card.md", "laplace-counts-risk.png",
+                     "laplace-counts-risk.svg", "laplace-counts-tradeoff.png",
                      "laplace-counts-tradeoff.svg", "laplace-counts.md"]
     for document in ("laplace-counts.md", "laplace-counts-model-card.md"):
         text = (out / document).read_text(encoding="utf-8")
         assert "](laplace-counts-tradeoff.svg)" in text
         assert "[PNG](laplace-counts-tradeoff.png)" in text
+        # the risk figure that HTML and LaTeX draw, as in those formats
+        assert "](laplace-counts-risk.svg)" in text
+        assert "[PNG](laplace-counts-risk.png)" in text
+    assert b"<svg" in (out / "laplace-counts-risk.svg").read_bytes()
     assert _png_size((out / "laplace-counts-tradeoff.png").read_bytes())[0] > 500
     capsys.readouterr()
     # --check compares the figures too.

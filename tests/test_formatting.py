@@ -195,3 +195,16 @@ def test_regrets_below_the_resolution_print_as_a_bound() -> None:
     assert f.fmt_regret(9.13e-9, "latex", resolution=1e-8).startswith("$<$ ")
     assert f.fmt_regret(2.5e-8, resolution=1e-8) == "2.5 × 10⁻⁸"
     assert f.fmt_regret(3e-10, resolution=1e-12) == "< 10⁻⁹"  # never finer than 10⁻⁹
+
+
+def test_chances_near_certainty_print_what_the_figure_supports() -> None:
+    """Issue 28: 99.999999999999579 % claimed fifteen digits the accounting cannot
+    support; the distance from certainty keeps three digits and none below 10⁻⁶ (a bound,
+    so rounded towards certainty)."""
+    assert f.fmt_chance(0.99999999999999579) == "100 %"
+    assert f.fmt_chance(0.999999714) == "100 %"
+    assert f.fmt_chance(0.999405) == "99.9405 %"
+    assert f.fmt_chance(0.9999876) == "99.9988 %"
+    assert f.fmt_chance(0.99000004) == "99.001 %"
+    assert f.fmt_chance(0.9408) == "94.08 %"
+    assert f.fmt_chance(0.999999714, direction="nearest") == "100 %"

@@ -148,10 +148,9 @@ def _plain(inline: Token) -> str:
                    if child.type in ("text", "code_inline")).replace("\u2060", "")
 
 
-TRADEOFF_WITH_MU = ["attack FPR α", "lowest FNR β (this {noun})", "lowest FNR β ({mu}-GDP)",
-                    "highest TPR 1 − β (this {noun})", "highest TPR 1 − β ({mu}-GDP)"]
-TRADEOFF_WITHOUT_MU = ["attack FPR α", "lowest FNR β (this {noun})",
-                       "highest TPR 1 − β (this {noun})"]
+# TPR only: an FNR column would only repeat 1 − TPR.
+TRADEOFF_WITH_MU = ["attack FPR α", "highest TPR (this {noun})", "highest TPR ({mu}-GDP)"]
+TRADEOFF_WITHOUT_MU = ["attack FPR α", "highest TPR (this {noun})"]
 STAGES = ["stage", "mechanism", "runs"]
 
 
@@ -218,9 +217,13 @@ def test_headlines() -> None:
     assert "so μ alone tells the whole story" in tier1
     tier2 = render(FIXTURES["laplace-tier2"](), "markdown")
     assert "**μ-GDP does not describe this release well; read the table.**" in tier2
-    assert tier2.index("| attack FPR α") < tier2.index("**What is protected.**")
+    for text in (tier1, tier2):  # one order of sections, whatever the tier
+        assert (text.index("**What is protected.**") < text.index("**What an attacker can do.**")
+                < text.index("| attack FPR α") < text.index("| attack |")
+                < text.index("**For comparison with earlier work:**"))
     assert "ε = 1 differentially private with δ = 0 (pure DP)" in tier2
     no_mu = render(FIXTURES["approximate-dp-no-mu"](), "markdown")
+    assert no_mu.index("**What is protected.**") < no_mu.index("| attack FPR α")
     assert "No Gaussian privacy guarantee (μ-GDP) holds" in no_mu
     assert "With probability up to 10⁻⁶" in no_mu
     assert "ε = ∞ at δ = 10⁻⁹" in no_mu
@@ -228,6 +231,29 @@ def test_headlines() -> None:
     for text in (tier1, tier2, no_mu):
         assert "For comparison with earlier work" in text
         assert "ε depends on the arbitrary choice of δ" in text
+        assert "What an attacker can achieve" not in text  # one section, not two
+        assert "FNR" not in text  # a column of 1 − TPR says nothing new
+
+
+def test_headline_names_the_attack_of_the_relation() -> None:
+    """Under replace-one nobody infers membership: the attack tells two versions apart."""
+    base = FIXTURES["dpsgd-tier1"]()
+    replace_one = base.model_copy(update={"neighbouring": "replace-one"})
+    for fmt in ("markdown", "html", "latex"):
+        text = render(replace_one, fmt)
+        assert "no membership-inference attack" not in text
+        assert "no attack that tells which of two versions of one training example" in text
+        assert "no membership-inference attack on one training example" in render(base, fmt)
+
+
+def test_risk_figures_are_stated_once() -> None:
+    """Each risk figure stands once, in the table; the words only define its rows."""
+    report = FIXTURES["dpsgd-tier1"]()
+    text = render(report, "markdown")
+    for row in report.risk.rows:
+        from privspec.report.formatting import fmt_chance
+        assert text.count(f" {fmt_chance(row.bound)} |") >= 1
+        assert f"at most {fmt_chance(row.bound)}" not in text
 
 
 # --- every mechanism kind is handled by every format ------------------------------------

@@ -677,7 +677,7 @@ class _RenderPlan:
                 os.path.join(self.output_dir, spec_stem(path)) if self.output_dir is not None
                 else None)
         for name, chosen in targets:
-            figure_files: tuple[str, str] | None = None
+            figure_files: tuple[str, ...] | None = None
             if name == "markdown" and base is not None and self.plotting:
                 figure_files = figure_paths(self.output or base + ".md")
             if ((name == "html" or (name == "markdown" and base is not None))
@@ -691,7 +691,7 @@ class _RenderPlan:
                     command=default_command(report, name, chosen, options, global_options),
                     macro_prefix=self.macro_prefix,
                     figure=None if figure_files is None else
-                    (os.path.basename(figure_files[0]), os.path.basename(figure_files[1])),
+                    tuple(os.path.basename(file) for file in figure_files),
                     basename=None if base is None else os.path.basename(base))
             except RenderError as error:
                 raise _fail("render", f"{printable(path)}: {error}") from None
@@ -700,10 +700,13 @@ class _RenderPlan:
                 out.append((None if base is None else
                             self.output if self.output is not None and main_part
                             else base + document.suffix, document.text))
-            for figure_file, form in zip(figure_files or (), ("svg", "png"), strict=False):
+            drawings = (figures.figure_bytes, figures.figure_bytes,
+                        figures.risk_figure_bytes, figures.risk_figure_bytes)
+            for figure_file, draw, form in zip(figure_files or (), drawings,
+                                               ("svg", "png", "svg", "png"), strict=False):
                 if all(destination != figure_file for destination, _ in out):
-                    # (the report and its model card share one figure)
-                    out.append((figure_file, figures.figure_bytes(report, form)))
+                    # (the report and its model card share the figures)
+                    out.append((figure_file, draw(report, form)))
         return out
 
 

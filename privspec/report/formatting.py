@@ -213,16 +213,25 @@ def _probability_up(value: float, style: Style) -> str:
     return format_number(value, "up", style)
 
 
+#: The finest distance from certainty a bound above 1/2 prints (as a probability): the
+#: accounting's own errors (its floor, its discretization) are far coarser than the
+#: digits a float holds, so 0.99999999999999579 prints as 100 %, not 99.999999999999579 %.
+CHANCE_RESOLUTION = Decimal("1e-6")
+
+
 def fmt_chance(value: float, style: Style = "unicode", direction: Direction = "up") -> str:
     """A probability as a percentage: a bound rounded up, a baseline to nearest.  Above
     1/2 a bound keeps three significant digits of how far it is from certainty (its
-    complement, rounded down): 0.99000004 prints as 99.001 %, not 99.1 %."""
+    complement, rounded down), and none below ``CHANCE_RESOLUTION``: 0.99000004 prints
+    as 99.001 %, not 99.1 %, and 0.9999997 as 100 %, not 99.99997 %."""
     value = _required(value, "probability")
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise ValueError(f"expected a probability, got {value!r}")
     exact = Decimal(value)
     if direction == "up" and 0.5 < value < 1:
-        rounded = 1 - round_significant(_EXACT.subtract(Decimal(1), exact), "down")
+        distance = round_significant(_EXACT.subtract(Decimal(1), exact), "down")
+        distance = distance.quantize(CHANCE_RESOLUTION, rounding=ROUND_FLOOR, context=_EXACT)
+        rounded = 1 - distance.normalize(context=_EXACT) if distance else Decimal(1)
     else:
         rounded = round_significant(exact, direction)
     percent = rounded.scaleb(2)  # the same digits, as a percentage

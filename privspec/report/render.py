@@ -72,6 +72,8 @@ _STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex",
                                         "html": "unicode"}
 #: What follows a report's file stem in its figure files' names (``.svg`` and ``.png``).
 FIGURE_SUFFIX = "-tradeoff"
+#: What follows a report's file stem in its risk figure's names (``.svg`` and ``.png``).
+RISK_FIGURE_SUFFIX = "-risk"
 #: What the report calls the thing it describes, by the root mechanism's kind.
 _DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
@@ -139,14 +141,16 @@ def figure_label_for(report: Report) -> str:
     return "fig:" + label_for(report).removeprefix("tab:")
 
 
-def figure_paths(document_path: str | os.PathLike[str]) -> tuple[str, str]:
-    """The SVG and PNG figure files beside a Markdown report, named after its stem:
-    ``out/cifar10.md`` -> (``out/cifar10-tradeoff.svg``, ``out/cifar10-tradeoff.png``)."""
+def figure_paths(document_path: str | os.PathLike[str]) -> tuple[str, str, str, str]:
+    """The figure files beside a Markdown report, named after its stem: the trade-off
+    curve's SVG and PNG, then the risk figure's: ``out/cifar10.md`` ->
+    (``out/cifar10-tradeoff.svg``, ``….png``, ``out/cifar10-risk.svg``, ``….png``)."""
     path = os.fspath(document_path)
     stem = os.path.splitext(path)[0]
     if stem.endswith("-model-card"):
         stem = stem.removesuffix("-model-card")
-    return stem + FIGURE_SUFFIX + ".svg", stem + FIGURE_SUFFIX + ".png"
+    return (stem + FIGURE_SUFFIX + ".svg", stem + FIGURE_SUFFIX + ".png",
+            stem + RISK_FIGURE_SUFFIX + ".svg", stem + RISK_FIGURE_SUFFIX + ".png")
 
 
 def _link(path: str) -> str:
@@ -230,6 +234,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
     environment.filters["risk"] = lambda row, report, part="sentence": risk_text(
         row, report, part, fmt)
     environment.filters["scope"] = lambda report: scope_text(report, fmt)
+    environment.filters["target_parts"] = target_parts
     return environment
 
 
@@ -287,6 +292,14 @@ def risk_text(row: RiskRow, report: Report, part: str, fmt: str) -> str:
     """A risk row's name or sentence (``text/risk.txt.j2``)."""
     return text_for("text/risk.txt.j2", {**row.model_dump(), "part": part, "unit": report.unit,
                                          "relation": report.neighbouring}, fmt)
+
+
+def target_parts(target: str) -> tuple[str, float | None, float]:
+    """A calibration target as ``privspec calibrate`` writes it (``tpr@0.001=0.01``) in
+    parts, for words: (metric, the number after ``@`` or None, the value)."""
+    name, _, value = target.partition("=")
+    metric, _, at = name.partition("@")
+    return metric, float(at) if at else None, float(value)
 
 
 def scope_text(report: Report, fmt: str) -> str:
@@ -355,7 +368,7 @@ def render_documents(
     template_dir: str | os.PathLike[str] | None = None,
     command: str | None = None,
     macro_prefix: str | None = None,
-    figure: tuple[str, str] | None = None,
+    figure: tuple[str, ...] | None = None,
     basename: str | None = None,
 ) -> list[Document]:
     """Every file of ``report`` in format ``fmt`` (LaTeX's fragment variant has two).
@@ -364,8 +377,9 @@ def render_documents(
     render <the spec's file name> --format <fmt>``, run in the spec's folder);
     ``macro_prefix`` overrides the LaTeX macro prefix (letters only) derived by
     :func:`macro_prefix_for`.
-    ``figure`` is the (SVG, PNG) pair of figure files relative to the Markdown
-    document, which then shows the SVG and links the PNG (nothing by default:
+    ``figure`` holds the figure files relative to the Markdown document, as
+    :func:`figure_paths` names them (the trade-off curve's SVG and PNG, then the risk
+    figure's), which it then shows as SVG and links as PNG (nothing by default:
     text printed to a terminal has no place for a figure).  ``basename`` is the file
     name the documents are written under, without suffix (default: the spec's stem):
     the LaTeX fragment names its macros file from it.
@@ -411,7 +425,7 @@ def render(
     template_dir: str | os.PathLike[str] | None = None,
     command: str | None = None,
     macro_prefix: str | None = None,
-    figure: tuple[str, str] | None = None,
+    figure: tuple[str, ...] | None = None,
 ) -> str:
     """``report`` rendered as one text (LaTeX's macros come before its fragment)."""
     documents = render_documents(report, fmt, variant=variant, template_dir=template_dir,
@@ -475,7 +489,7 @@ def _template_problem(name: str, error: jinja2.TemplateError) -> str:
 
 
 def _figure_context(report: Report, fmt: str,
-                    figure: tuple[str, str] | None) -> Mapping[str, Any]:
+                    figure: tuple[str, ...] | None) -> Mapping[str, Any]:
     """What the templates need of the figure: file links (Markdown), pgfplots
     coordinates (LaTeX) or the inline SVG (HTML; None without matplotlib)."""
     from privspec.report import figures
@@ -517,6 +531,7 @@ def _context(
 __all__ = [
     "FIGURE_SUFFIX",
     "FORMATS",
+    "RISK_FIGURE_SUFFIX",
     "VARIANTS",
     "Document",
     "RenderError",
