@@ -48,6 +48,7 @@ class Assertions:
     neighbouring: str
     sampling: str
     title: str
+    partial_batch: str | None = None  # shuffled batches: an epoch's last one kept or dropped
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,10 @@ def _spec(mechanism: dict[str, Any], said: Assertions, description: str) -> dict
 
 
 def _asserted(said: Assertions) -> str:
+    partial = ("" if said.partial_batch is None
+               else f", each epoch's partial last batch {said.partial_batch}")
     return (f"asserted by the user, not recorded: unit {said.unit!r}, neighbouring "
-            f"{said.neighbouring}, batches drawn by {said.sampling} sampling")
+            f"{said.neighbouring}, batches drawn by {said.sampling} sampling{partial}")
 
 
 def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
@@ -103,8 +106,9 @@ def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) ->
     if said.sampling != "poisson":
         raise RecordError("Opacus records a sampling rate: its history can be imported "
                            "for --sampling poisson only; for shuffled batches write the "
-                           "spec with batch_size and dataset_size (privspec import "
-                           "tf-privacy does)")
+                           "spec with batch_size, dataset_size and partial_batch "
+                           "(privspec import tf-privacy --sampling shuffled "
+                           "--partial-batch kept|dropped does)")
     stages: list[dict[str, Any]] = []
     for i, entry in enumerate(history):
         if (not isinstance(entry, list | tuple) or len(entry) != 3
@@ -306,9 +310,10 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
 def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
                     said: Assertions) -> Imported:
     """TF Privacy's privacy-statement inputs: N examples, batch B, E epochs, noise z."""
-    mechanism = {"dpsgd": {"noise_multiplier": noise, "batch_size": batch,
-                           "dataset_size": examples, "epochs": epochs,
-                           "sampling": said.sampling}}
+    dpsgd = {"noise_multiplier": noise, "batch_size": batch, "dataset_size": examples,
+             "epochs": epochs, "sampling": said.sampling}
+    mechanism = {"dpsgd": dpsgd if said.partial_batch is None
+                 else {**dpsgd, "partial_batch": said.partial_batch}}
     read = (f"examples {examples:,}, batch {batch:,}, epochs {epochs:g}, noise multiplier "
             f"{noise:g}, as given on the command line")
     return _imported(mechanism, said, "TF Privacy statement inputs", None, read)
