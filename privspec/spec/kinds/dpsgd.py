@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic_core import InitErrorDetails
 
 from privspec.spec.base import (
@@ -112,6 +112,16 @@ class DPSGD(SamplingRate):
         assert per_epoch is not None and self.batch_size is not None
         return per_epoch * self.batch_size >= (self.dataset_size or 0) and (
             self.times() % per_epoch == 0)
+
+    @model_serializer(mode="wrap")
+    def _without_unstated_partial_batch(self, handler: SerializerFunctionWrapHandler
+                                        ) -> dict[str, Any]:
+        """The data, without ``partial_batch`` when unstated: a spec written before the
+        field keeps its SHA-256."""
+        data: dict[str, Any] = handler(self)
+        if self.partial_batch is None:
+            data.pop("partial_batch", None)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> DPSGD:
