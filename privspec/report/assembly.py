@@ -205,10 +205,10 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
                and not (curve.infinity_mass > 0 and _leaks(model))))
 
 
-def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures, accounted: Accounted,
-             table: list[TradeoffRow]) -> list[Caveat]:
+def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
+             accounted: Accounted) -> list[Caveat]:
     """Every caveat that applies, in the order the report lists them (a poor fit worded
-    from where ``table`` shows G_μ loosest)."""
+    from where the Tier II table shows G_μ loosest)."""
     numbers, accounting = figures.numbers, model.accounting
     gridded = accounted.exact_method is None
     finite = figures.mu is not None
@@ -222,7 +222,9 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures, accounted: Ac
     elif numbers.regret is None or numbers.regret > model.report.regret_threshold:
         warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
                                resolution=figures.regret_resolution,
-                               threshold=model.report.regret_threshold, **gap_values(table)))
+                               threshold=model.report.regret_threshold,
+                               **gap_values(_tradeoff_rows(curve, model.report.alphas,
+                                                           figures.mu))))
     excess = max(chain.excess_mass for chain in curve.points)
     if finite and excess > 0.01 * numbers.alpha_star:
         warnings.append(caveat("accounting/excess-mass", excess=excess,
@@ -423,7 +425,6 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
                                       strict=True)],
         pure_epsilon)
     versions = package_versions()
-    table = _tradeoff_rows(curve, options.alphas, figures.mu)
     return _report(
         model, accounted, path, spec_path,
         gdp=GDP(
@@ -437,7 +438,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
             alpha_star=numbers.alpha_star,
             mass_at_infinity=figures.infinity,
         ),
-        tradeoff=table,
+        tradeoff=_tradeoff_rows(curve, options.alphas, figures.mu),
         epsilons=epsilons,
         pure_epsilon=pure_epsilon,
         published=published,
@@ -455,5 +456,5 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
-        warnings=_caveats(curve, model, figures, accounted, table),
+        warnings=_caveats(curve, model, figures, accounted),
     )
