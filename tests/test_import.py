@@ -44,15 +44,21 @@ def test_an_exported_event_imports_to_the_same_guarantee(tmp_path: Path) -> None
                                                           rel=1e-9)
 
 
-def test_tf_privacy_inputs(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("partial", "steps"), [([], 3510), (["--partial-batch", "dropped"], 3510),
+                                               (["--partial-batch", "kept"], 3525)])
+def test_tf_privacy_inputs(tmp_path: Path, partial: list[str], steps: int) -> None:
+    """15 epochs of 234 full batches (235 with the partial one kept): 15 batches per
+    example, where ⌈15·60000/256⌉ = 3,516 steps reached into a 16th epoch."""
     out = tmp_path / "tf.privspec.yaml"
     assert main(["import", "tf-privacy", "--examples", "60000", "--batch", "256", "--epochs",
                  "15", "--noise", "1.1", "--unit", "one training example",
-                 "--neighbouring", "zero-out", "--sampling", "shuffled", "-o", str(out)]) == 0
+                 "--neighbouring", "zero-out", "--sampling", "shuffled", *partial,
+                 "-o", str(out)]) == 0
     block = load_spec(out).mechanism.block
-    # ⌈15·60000/256⌉ = 3,516 steps of ⌊60000/256⌋ = 234 batches an epoch reach into a
-    # 16th epoch: each example in at most 16
-    assert block.sampling == "shuffled" and block.participations() == 16
+    assert block.sampling == "shuffled" and block.partial_batch == (partial or [None, None])[1]
+    assert block.times() == steps and block.participations() == 15
+    if partial:
+        assert f"partial last batch {partial[1]}" in out.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(("content", "says"), [

@@ -157,3 +157,117 @@ def test_truncated_poisson_that_never_cuts_is_plain_poisson_in_closed_form_at_ra
                                 "neighbouring": "zero-out", "mechanism": {"dpsgd": block}})
     assert not report.gdp.bound
     assert report.gdp.mu == pytest.approx(math.sqrt(10**7) / 3.0, rel=1e-12)
+
+
+def _pytorch_run(**fields: object) -> dict[str, object]:
+    """Issue 28's run: a DataLoader(shuffle=True) of 120,000 examples in batches of 512."""
+    return _spec("shuffled", "replace-one", noise_multiplier=0.8, batch_size=512,
+                 dataset_size=120_000, **{"steps": None, "epochs": 3, **fields})
+
+
+def _without_none(data: dict[str, object]) -> dict[str, object]:
+    block = data["mechanism"]["dpsgd"]  # type: ignore[index]
+    data["mechanism"] = {"dpsgd": {k: v for k, v in block.items() if v is not None}}
+    return data
+
+
+@pytest.mark.parametrize(("partial", "steps", "per_epoch", "every"), [
+    ({"partial_batch": "kept"}, 705, 235, "exactly 3"),  # drop_last=False, PyTorch's default
+    ({"partial_batch": "dropped"}, 702, 234, "at most 3"),  # drop_last=True
+    ({}, 702, 234, "at most 3"),  # unstated: dropped, as specs meant before
+])
+def test_shuffled_epochs_count_the_batches_as_they_were_drawn(
+        partial: dict[str, object], steps: int, per_epoch: int, every: str) -> None:
+    """3 epochs are 3 batches per example, either way (2·√3/0.8 = 4.33 under replace-one),
+    and the words say the count: 704 steps and "at most 4 of them" (μ = 5) contradicted
+    the 3 epochs."""
+    report = privspec.evaluate(_without_none(_pytorch_run(**partial)))
+    assert report.gdp.mu == pytest.approx(2 * math.sqrt(3) / 0.8, rel=1e-12)
+    words = report.mechanism.summary
+    assert f"DP-SGD: {steps} steps (3 epochs)" in words
+    assert f"{per_epoch} an epoch" in words and f"each example in {every} of them" in words
+    (note,) = [w for w in report.warnings if w.code == "accounting/shuffled"]
+    poisson = privspec.evaluate(_spec("poisson", "replace-one", noise_multiplier=0.8,
+                                      batch_size=512, dataset_size=120_000, steps=steps))
+    assert note.values["poisson"] == poisson.gdp.mu  # the Poisson claim for the same steps
+
+
+@pytest.mark.parametrize(("partial", "participations"), [("kept", 2), ("dropped", 4)])
+def test_shuffled_steps_reach_as_many_epochs_as_the_batches_of_one_allow(
+        partial: str, participations: int) -> None:
+    """N = 199, B = 100, 4 steps: two batches an epoch with the partial one kept (two
+    epochs), one without it (four)."""
+    report = privspec.evaluate(_spec("shuffled", batch_size=100, dataset_size=199, steps=4,
+                                     partial_batch=partial))
+    assert report.gdp.mu == pytest.approx(math.sqrt(participations), rel=1e-12)
+    assert f"in {'exactly' if partial == 'kept' else 'at most'} {participations} of them" in (
+        report.mechanism.summary)
+
+
+def test_a_partial_batch_is_only_for_shuffled_batches() -> None:
+    with pytest.raises(SpecError, match="only 'shuffled' batches"):
+        privspec.evaluate(_spec("poisson", "add-or-remove", partial_batch="kept"))
+
+
+def test_calibrating_the_pytorch_run_asks_for_the_noise_three_batches_need() -> None:
+    """μ = 1 over 3 batches under replace-one: z = 2√3 = 3.4641 (4.0 when counted as 4)."""
+    found = privspec.calibrate(_without_none(_pytorch_run(partial_batch="kept")),
+                               vary="noise_multiplier", targets=["mu=1"])
+    assert found.value == pytest.approx(3.465)
+
+
+def test_spec_from_dpsgd_states_the_partial_batch() -> None:
+    spec = privspec.spec_from_dpsgd(noise_multiplier=0.8, batch_size=512, dataset_size=120_000,
+                                    epochs=3, sampling="shuffled", partial_batch="kept",
+                                    neighbouring="replace-one", title="t")
+    assert spec.mechanism.block.times() == 705
+    assert "partial_batch: kept" in privspec.spec_to_yaml(spec)
+
+
+def test_kept_partial_batches_are_within_the_gaussian_composition() -> None:
+    """Soundness, computed outright: N = 3, B = 2, one epoch of a batch of 2 and a partial
+    batch of 1; the other examples' gradients 0, the replaced one +1 or −1 (two norms),
+    noise z = 2.  The two outputs' exact δ(ε) (a mixture over where the example falls) is
+    within the report's ε(10⁻⁵), which counts one batch of sensitivity 2."""
+    import numpy as np
+    from scipy.stats import norm
+
+    report = privspec.evaluate(_spec("shuffled", "replace-one", noise_multiplier=2.0,
+                                     batch_size=2, dataset_size=3, steps=2,
+                                     partial_batch="kept"))
+    assert report.gdp.mu == pytest.approx(1.0, rel=1e-12)
+    epsilon = report.epsilons[0].epsilon
+    assert report.epsilons[0].delta == 1e-5 and epsilon is not None
+    x = np.linspace(-16, 16, 3201)
+    a, b = np.meshgrid(x, x, indexing="ij")  # the two batch sums, in clipping norms
+
+    def density(g: float) -> np.ndarray:
+        return (2 / 3 * norm.pdf(a, g, 2) * norm.pdf(b, 0, 2)
+                + 1 / 3 * norm.pdf(a, 0, 2) * norm.pdf(b, g, 2))
+
+    step = (x[1] - x[0]) ** 2
+    delta = float(np.sum(np.maximum(density(1) - math.exp(epsilon) * density(-1), 0)) * step)
+    assert delta <= 1e-5
+
+
+@pytest.mark.parametrize("stated", [{}, {"partial_batch": "dropped"}])
+def test_a_dropped_partial_batch_weakens_the_attack_and_its_lower_bound(
+        stated: dict[str, str]) -> None:
+    """N = 199, B = 100, partial batch dropped: the example is in an epoch's batch with
+    probability 100/199 only, so the attack's TPR is a mixture; the lower bound is what
+    that attack, computed directly, achieves, not what it would if the example were
+    always in a batch."""
+    import numpy as np
+    from scipy.special import ndtri
+
+    z, epochs, q = 1.0, 20, 100 / 199
+    report = privspec.evaluate(_spec("shuffled", batch_size=100, dataset_size=199,
+                                     steps=epochs, noise_multiplier=z, **stated))
+    (note,) = [w for w in report.warnings if w.code == "accounting/shuffled"]
+    t = np.linspace(-4.0, 40.0, 44_001)
+    alpha = 1 - ndtr(t) ** epochs
+    tpr = 1 - (q * ndtr(t - 1 / z) + (1 - q) * ndtr(t)) ** epochs
+    usable = (tpr > 1e-300) & (tpr < 1) & (alpha > 0) & (alpha < 1)
+    achieved = float(np.max(ndtri(tpr[usable]) - ndtri(alpha[usable])))
+    assert note.values["exact"] <= achieved
+    assert note.values["exact"] >= 0.99 * achieved

@@ -23,6 +23,11 @@ class Sampling(StrEnum):
     truncated_poisson = "truncated-poisson"
 
 
+class PartialBatch(StrEnum):
+    kept = "kept"
+    dropped = "dropped"
+
+
 app = typer.Typer(name="import", no_args_is_help=True, add_completion=False,
                   help="Write a spec from what a training run recorded: Opacus's accountant "
                   "state, a dp-accounting event, jax_privacy's accounting parameters, or TF "
@@ -71,11 +76,12 @@ def _positive(value: float) -> float:
 
 
 def _said(unit: str, neighbouring: Relation | None, sampling: Sampling, title: str | None,
-          default_title: str) -> object:
+          default_title: str, partial_batch: PartialBatch | None = None) -> object:
     from privspec.workflows.importing import Assertions
 
     return Assertions(unit=unit, neighbouring=None if neighbouring is None else
-                      neighbouring.value, sampling=sampling.value, title=title or default_title)
+                      neighbouring.value, sampling=sampling.value, title=title or default_title,
+                      partial_batch=None if partial_batch is None else partial_batch.value)
 
 
 def _run(source: str, path: str, unit: str, neighbouring: Relation | None, sampling: Sampling,
@@ -157,12 +163,18 @@ def tf_privacy(
                                          help="Noise multiplier z (> 0).", show_default=False)],
     unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
     output: Output = None,
+    partial_batch: Annotated[PartialBatch | None, typer.Option(
+        "--partial-batch", help="With --sampling shuffled: whether each epoch's partial last "
+        "batch was kept (PyTorch's DataLoader default, drop_last=False) or dropped; unstated, "
+        "the spec counts it as dropped (never fewer epochs for the steps).",
+        show_default=False)] = None,
 ) -> None:
     """TF Privacy's privacy-statement inputs (compute_dp_sgd_privacy_statement)."""
     from privspec.cli.app import _fail
     from privspec.workflows.importing import RecordError, from_tf_privacy
 
-    said = _said(unit, neighbouring, sampling, title, "Imported from TF Privacy's inputs")
+    said = _said(unit, neighbouring, sampling, title, "Imported from TF Privacy's inputs",
+                 partial_batch)
     try:
         imported = from_tf_privacy(examples, batch, epochs, noise, said)  # type: ignore[arg-type]
     except RecordError as error:

@@ -54,6 +54,7 @@ from privspec.report.model import (
     ReportScope,
     TradeoffRow,
 )
+from privspec.report.render import gap_values
 from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
 from privspec.spec.kinds import KINDS
@@ -206,7 +207,8 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
 
 def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
              accounted: Accounted) -> list[Caveat]:
-    """Every caveat that applies, in the order the report lists them."""
+    """Every caveat that applies, in the order the report lists them (a poor fit worded
+    from where the Tier II table shows G_μ loosest)."""
     numbers, accounting = figures.numbers, model.accounting
     gridded = accounted.exact_method is None
     finite = figures.mu is not None
@@ -220,7 +222,9 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
     elif numbers.regret is None or numbers.regret > model.report.regret_threshold:
         warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
                                resolution=figures.regret_resolution,
-                               threshold=model.report.regret_threshold))
+                               threshold=model.report.regret_threshold,
+                               **gap_values(_tradeoff_rows(curve, model.report.alphas,
+                                                           figures.mu))))
     excess = max(chain.excess_mass for chain in curve.points)
     if finite and excess > 0.01 * numbers.alpha_star:
         warnings.append(caveat("accounting/excess-mass", excess=excess,

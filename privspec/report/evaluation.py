@@ -29,6 +29,7 @@ from privspec.report import formatting as fmt
 from privspec.report.assembly import assemble, gaussian_report, spec_sha256
 from privspec.report.model import Caveat, Report
 from privspec.report.wording import caveat
+from privspec.spec.kinds.dpsgd import DPSGD
 from privspec.spec.models import Spec, walk
 
 __all__ = ["evaluate", "spec_sha256"]
@@ -169,10 +170,7 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     floor = report.accounting.floor
 
     def lower(tau: float) -> float:  # rounded down: a lower bound, printed as given
-        value = max(shuffled_lower_mu(
-            run.noise_multiplier, run.dataset_size // run.batch_size,
-            run.times() // max(1, run.dataset_size // run.batch_size), tau) for run in runs)
-        return fmt.round_float(value, "down")
+        return fmt.round_float(max(_attack_mu(run, tau) for run in runs), "down")
 
     from privspec.spec.loader import spec_from_data
 
@@ -193,11 +191,25 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
                   exact=lower(1e-300), **claim)
 
 
+def _attack_mu(run: DPSGD, floor: float) -> float:
+    """The μ that the large-batch-sum attack proves a shuffled run needs, over its whole
+    epochs (``numerics.shuffling``)."""
+    per_epoch = run.batches_per_epoch()
+    assert per_epoch is not None and run.batch_size is not None and run.dataset_size
+    return shuffled_lower_mu(run.noise_multiplier, per_epoch, run.times() // per_epoch, floor,
+                             inside=min(1.0, per_epoch * run.batch_size / run.dataset_size))
+
+
 def _with_poisson(data: Any) -> Any:
-    """Spec data with every shuffled DP-SGD run accounted as Poisson-sampled."""
+    """Spec data with every shuffled DP-SGD run accounted as Poisson-sampled, with the
+    steps it took."""
+    if isinstance(data, dict) and data.get("sampling") == "shuffled":
+        steps = DPSGD.model_validate(data).times()
+        kept = {key: value for key, value in data.items()
+                if key not in ("partial_batch", "epochs", "steps")}
+        return {**kept, "sampling": "poisson", "steps": steps}
     if isinstance(data, dict):
-        return {key: ("poisson" if key == "sampling" and value == "shuffled"
-                      else _with_poisson(value)) for key, value in data.items()}
+        return {key: _with_poisson(value) for key, value in data.items()}
     if isinstance(data, list):
         return [_with_poisson(item) for item in data]
     return data

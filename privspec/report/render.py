@@ -54,7 +54,7 @@ from privspec.errors import PrivspecError
 from privspec.report import formatting
 from privspec.report.escaping import escape_latex, markdown_code, markdown_fenced
 from privspec.report.filters import NUMBER_FILTERS, filters
-from privspec.report.model import Caveat, Report, RiskRow
+from privspec.report.model import Caveat, Report, RiskRow, TradeoffRow
 
 Format = Literal["markdown", "latex", "html", "json", "registry"]
 FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json", "registry")
@@ -235,6 +235,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
         row, report, part, fmt)
     environment.filters["scope"] = lambda report: scope_text(report, fmt)
     environment.filters["target_parts"] = target_parts
+    environment.filters["gdp_gap"] = lambda report: gap_text(report, fmt)
     return environment
 
 
@@ -300,6 +301,30 @@ def target_parts(target: str) -> tuple[str, float | None, float]:
     name, _, value = target.partition("=")
     metric, _, at = name.partition("@")
     return metric, float(at) if at else None, float(value)
+
+
+def gap_values(rows: Sequence[TradeoffRow]) -> dict[str, float]:
+    """Where G_μ is loosest among the table's FPRs, for ``text/gdp-gap.txt.j2``: the α at
+    which G_μ's TPR is the largest multiple of the exact curve's (the ratio, rounded down:
+    how many times more true positives μ allows there than any attack achieves) and
+    that ratio at the table's lowest α; the ratio 1 alone where G_μ is nowhere above the
+    curve at them."""
+    above = [row for row in rows if row.tpr_gdp is not None and row.tpr_gdp > row.tpr > 0]
+    if not above:
+        return {"ratio": 1.0}
+
+    def ratio(row: TradeoffRow) -> float:
+        assert row.tpr_gdp is not None
+        return formatting.round_float(row.tpr_gdp / row.tpr, "down")
+
+    loosest, lowest = max(above, key=ratio), min(rows, key=lambda row: row.alpha)
+    return {"alpha": loosest.alpha, "ratio": ratio(loosest), "lowest_alpha": lowest.alpha,
+            "lowest_ratio": ratio(lowest) if lowest in above else 1.0}
+
+
+def gap_text(report: Report, fmt: str) -> str:
+    """Where μ overstates the risk most (``text/gdp-gap.txt.j2``)."""
+    return text_for("text/gdp-gap.txt.j2", gap_values(report.tradeoff), fmt)
 
 
 def scope_text(report: Report, fmt: str) -> str:

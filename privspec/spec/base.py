@@ -80,22 +80,26 @@ def exactly_one(model: BaseModel, names: tuple[str, ...], what: str) -> list[Ini
     ]
 
 
-def steps_from_epochs(epochs: float, batch_size: int, dataset_size: int) -> int:
-    """Steps in ``epochs`` passes, rounded up so that no step goes unaccounted."""
-    return max(1, math.ceil(epochs * dataset_size / batch_size - 1e-9))
+def steps_from_epochs(epochs: float, batch_size: int, dataset_size: int,
+                      per_epoch: int | None = None) -> int:
+    """Steps in ``epochs`` passes of ``per_epoch`` steps each (default: dataset_size /
+    batch_size, a fraction), rounded up so that no step goes unaccounted."""
+    steps = dataset_size / batch_size if per_epoch is None else per_epoch
+    return max(1, math.ceil(epochs * steps - 1e-9))
 
 
 def runs(count: int | None, epochs: float | None, batch_size: int | None,
-         dataset_size: int | None) -> int:
+         dataset_size: int | None, per_epoch: int | None = None) -> int:
     """A count given outright, or the steps of ``epochs`` passes (validated to exist)."""
     if count is not None:
         return count
     assert epochs and batch_size and dataset_size
-    return steps_from_epochs(epochs, batch_size, dataset_size)
+    return steps_from_epochs(epochs, batch_size, dataset_size, per_epoch)
 
 
 def epoch_problems(epochs: float | None, batch_size: int | None,
-                   dataset_size: int | None) -> list[InitErrorDetails]:
+                   dataset_size: int | None, per_epoch: int | None = None
+                   ) -> list[InitErrorDetails]:
     """``epochs`` needs both sizes, and must not mean more steps than allowed."""
     problems: list[InitErrorDetails] = []
     if epochs is None:
@@ -107,8 +111,8 @@ def epoch_problems(epochs: float | None, batch_size: int | None,
         problems.append(conflict("epochs", "'epochs' needs 'dataset_size' to count the steps",
                                  epochs))
     if (batch_size and dataset_size and batch_size <= dataset_size  # else: batch_problems
-            and steps_from_epochs(epochs, batch_size, dataset_size) > MAX_REPETITIONS):
-        steps = steps_from_epochs(epochs, batch_size, dataset_size)
+            and steps_from_epochs(epochs, batch_size, dataset_size, per_epoch) > MAX_REPETITIONS):
+        steps = steps_from_epochs(epochs, batch_size, dataset_size, per_epoch)
         problems.append(conflict(
             "epochs", f"{_readable(epochs)} epochs of {dataset_size:,} records in batches of "
             f"{batch_size:,} are {steps:,} steps, more than the {MAX_REPETITIONS:,} "

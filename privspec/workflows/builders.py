@@ -43,6 +43,7 @@ def spec_from_dpsgd(
     sampling_rate: float | None = None,
     neighbouring: str = "add-or-remove",
     sampling: str = "poisson",
+    partial_batch: str | None = None,
     description: str | None = None,
     deltas: Sequence[float] | None = None,
     discretization: float | None = None,
@@ -52,7 +53,9 @@ def spec_from_dpsgd(
 
     Give the sampling as ``batch_size`` (expected batch size) with ``dataset_size``,
     or as ``sampling_rate``, and how batches were drawn as ``sampling`` (stated in the
-    spec either way); the length as ``steps`` or ``epochs``. ``deltas`` are
+    spec either way), and for ``sampling="shuffled"`` whether each epoch's partial last
+    batch was ``partial_batch="kept"`` (PyTorch's default) or ``"dropped"``; the length
+    as ``steps`` or ``epochs``. ``deltas`` are
     the δ's of the report's ε(δ) (default 1e-5, 1e-6, 1e-9), ``discretization`` the
     accountant's interval (default 1e-4), ``budget`` a ``budget:`` section
     (``{"max_mu": 1.0}``) for ``privspec check``. Raises ``SpecError`` for invalid
@@ -60,7 +63,8 @@ def spec_from_dpsgd(
     """
     dpsgd: dict[str, Any] = {"noise_multiplier": noise_multiplier, "sampling": sampling}
     for name, value in (("sampling_rate", sampling_rate), ("batch_size", batch_size),
-                        ("dataset_size", dataset_size), ("steps", steps), ("epochs", epochs)):
+                        ("dataset_size", dataset_size), ("steps", steps), ("epochs", epochs),
+                        ("partial_batch", partial_batch)):
         if value is not None:
             dpsgd[name] = value
     data: dict[str, Any] = {"privspec": 1, "title": title}

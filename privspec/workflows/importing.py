@@ -52,6 +52,7 @@ class Assertions:
     neighbouring: str | None  # (None: read from the record, where it says one)
     sampling: str
     title: str
+    partial_batch: str | None = None  # shuffled batches: an epoch's last one kept or dropped
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,8 +204,10 @@ def _spec(mechanism: dict[str, Any], said: Assertions, description: str) -> dict
 
 def _asserted(said: Assertions, relation_recorded: bool = False) -> str:
     relation = "" if relation_recorded else f"neighbouring {said.neighbouring}, "
+    partial = ("" if said.partial_batch is None
+               else f", each epoch's partial last batch {said.partial_batch}")
     return (f"asserted by the user, not recorded: unit {said.unit!r}, {relation}"
-            f"batches drawn by {said.sampling} sampling")
+            f"batches drawn by {said.sampling} sampling{partial}")
 
 
 def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
@@ -220,8 +223,9 @@ def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) ->
     if said.sampling != "poisson":
         raise RecordError("Opacus records a sampling rate: its history can be imported "
                            "for --sampling poisson only; for shuffled batches write the "
-                           "spec with batch_size and dataset_size (privspec import "
-                           "tf-privacy does)")
+                           "spec with batch_size, dataset_size and partial_batch "
+                           "(privspec import tf-privacy --sampling shuffled "
+                           "--partial-batch kept|dropped does)")
     stages: list[dict[str, Any]] = []
     for i, entry in enumerate(history):
         where = f"{name}: {'' if bare else 'history'}[{i}]"
@@ -475,9 +479,10 @@ def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
     batch = _number(batch, "--batch", whole=True, least=1, most=examples)
     epochs = _number(epochs, "--epochs", above=0, most=MAX_REPETITIONS)
     noise = _number(noise, "--noise", above=0)
-    mechanism = {"dpsgd": {"noise_multiplier": noise, "batch_size": batch,
-                           "dataset_size": examples, "epochs": epochs,
-                           "sampling": said.sampling}}
+    dpsgd = {"noise_multiplier": noise, "batch_size": batch, "dataset_size": examples,
+             "epochs": epochs, "sampling": said.sampling}
+    mechanism = {"dpsgd": dpsgd if said.partial_batch is None
+                 else {**dpsgd, "partial_batch": said.partial_batch}}
     read = (f"examples {examples:,}, batch {batch:,}, epochs {epochs:g}, noise multiplier "
             f"{noise:g}, as given on the command line")
     return _imported(mechanism, said, "TF Privacy statement inputs", None, read)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic_core import InitErrorDetails
 
 from privspec.spec.base import (
@@ -29,6 +29,7 @@ from privspec.spec.events import (
 from privspec.spec.kind import Kind, Words
 
 Sampling = Literal["poisson", "fixed-size", "shuffled", "truncated-poisson", "balls-in-bins"]
+PartialBatch = Literal["kept", "dropped"]
 
 #: Why a scheme is not accounted yet, and what would make it possible.
 UNACCOUNTED = {
@@ -52,12 +53,22 @@ class DPSGD(SamplingRate):
         "independently with the rate), 'fixed-size' (batches of batch_size sampled "
         "without replacement; replace-one neighbours), 'shuffled' (the data shuffled and "
         "cut into batches, anew each epoch: no amplification is claimed, each example counts "
-        "in ⌈steps/⌊dataset_size/batch_size⌋⌉ batches, the epochs the steps span; zero-out "
+        "in one batch of each epoch the steps reach, ⌈steps/(batches an epoch)⌉, "
+        "partial_batch saying how many batches an epoch has; zero-out "
         "or replace-one neighbours, since under add-or-remove an added example pushes another "
         "out of its batch; Chua et al. 2024 show Poisson accounting does not hold for it), "
         "'truncated-poisson' (Poisson sampling of dataset_size examples "
         "at sampling_rate, or with expected batch batch_size, each batch cut to at most "
         "truncated_batch_size examples; zero-out neighbours). 'balls-in-bins' is refused with the reason.")
+    partial_batch: PartialBatch | None = Field(
+        None, description="With 'shuffled', when batch_size does not divide dataset_size: "
+        "'kept' (PyTorch's DataLoader default, drop_last=False) if each epoch ends with a "
+        "smaller batch of the remaining examples, ⌈dataset_size/batch_size⌉ batches an "
+        "epoch and every example in exactly one; 'dropped' (drop_last=True) if those "
+        "examples sit the epoch out, ⌊dataset_size/batch_size⌋ batches and every example in "
+        "at most one. Unstated means 'dropped', what specs meant before this field: for a "
+        "given number of steps it counts the most epochs, so it never understates μ; epochs "
+        "give the same μ either way.")
     truncated_batch_size: Count | None = Field(
         None, description="With 'truncated-poisson': the most examples a batch keeps (a "
         "random subset of a larger Poisson sample).")
@@ -68,20 +79,49 @@ class DPSGD(SamplingRate):
     steps: Count | None = Field(None, description="Number of noisy gradient steps.")
     epochs: Epochs | None = Field(
         None,
-        description="Passes over the data; steps = ⌈epochs · dataset_size / batch_size⌉.",
+        description="Passes over the data; steps = ⌈epochs · dataset_size / batch_size⌉, "
+        "or with 'shuffled' ⌈epochs · batches an epoch⌉ (see partial_batch).",
     )
+
+    def batches_per_epoch(self) -> int | None:
+        """Shuffled batches: the steps of one pass, ⌈N/B⌉ with the partial last batch
+        kept, ⌊N/B⌋ without it; None for other schemes or sizes that do not fit."""
+        if (self.sampling != "shuffled" or self.batch_size is None
+                or self.dataset_size is None or self.batch_size > self.dataset_size):
+            return None
+        full, rest = divmod(self.dataset_size, self.batch_size)
+        return full + (1 if rest and self.partial_batch == "kept" else 0)
 
     def times(self) -> int:
         """The number of steps, from whichever fields were given."""
-        return runs(self.steps, self.epochs, self.batch_size, self.dataset_size)
+        return runs(self.steps, self.epochs, self.batch_size, self.dataset_size,
+                    self.batches_per_epoch())
 
     def participations(self) -> int:
         """Shuffled batches: how many of them each example is in, at most.  Each epoch
-        is a fresh shuffle cut into ⌊N/B⌋ full batches (and, where it is kept, a partial
-        last one), so T steps span at most ⌈T/⌊N/B⌋⌉ epochs, one batch each."""
-        assert self.batch_size is not None and self.dataset_size is not None
-        per_epoch = max(1, self.dataset_size // self.batch_size)
-        return max(1, -(-self.times() // per_epoch))
+        is a fresh shuffle cut into its batches, the example in one of them (or, with the
+        partial batch dropped, in none), so T steps reach ⌈T/(batches an epoch)⌉ epochs."""
+        per_epoch = self.batches_per_epoch()
+        assert per_epoch is not None
+        return -(-self.times() // per_epoch)
+
+    def participates_in_every_epoch(self) -> bool:
+        """Shuffled batches: whether every example is in exactly ``participations()``
+        batches (every batch of the epochs kept, and the steps whole epochs)."""
+        per_epoch = self.batches_per_epoch()
+        assert per_epoch is not None and self.batch_size is not None
+        return per_epoch * self.batch_size >= (self.dataset_size or 0) and (
+            self.times() % per_epoch == 0)
+
+    @model_serializer(mode="wrap")
+    def _without_unstated_partial_batch(self, handler: SerializerFunctionWrapHandler
+                                        ) -> dict[str, Any]:
+        """The data, without ``partial_batch`` when unstated: a spec written before the
+        field keeps its SHA-256."""
+        data: dict[str, Any] = handler(self)
+        if self.partial_batch is None:
+            data.pop("partial_batch", None)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> DPSGD:
@@ -101,8 +141,13 @@ class DPSGD(SamplingRate):
         elif self.truncated_batch_size is not None:
             problems.append(conflict("truncated_batch_size", "only 'truncated-poisson' "
                                      "batches are truncated", self.truncated_batch_size))
+        if self.partial_batch is not None and self.sampling != "shuffled":
+            problems.append(conflict("partial_batch", "only 'shuffled' batches are cut from "
+                                     "a pass over the data, with a partial last batch",
+                                     self.partial_batch))
         problems += exactly_one(self, ("steps", "epochs"), "how long training runs")
-        problems += epoch_problems(self.epochs, self.batch_size, self.dataset_size)
+        problems += epoch_problems(self.epochs, self.batch_size, self.dataset_size,
+                                   self.batches_per_epoch())
         raise_if(problems, "DPSGD")
         return self
 
@@ -121,6 +166,7 @@ class DPSGD(SamplingRate):
 def event(block: DPSGD, _: object) -> Event:
     step = GaussianEvent(block.noise_multiplier, 1.0, clipped=True)
     if block.sampling == "shuffled":  # no amplification: every batch it is in, in full
+        # (a partial batch too: one clipped gradient in a sum, whatever the batch's size)
         return RepeatedEvent(step, block.participations())
     if block.sampling == "truncated-poisson":
         assert block.dataset_size is not None and block.truncated_batch_size is not None
@@ -135,7 +181,10 @@ def event(block: DPSGD, _: object) -> Event:
 def describe(block: DPSGD, words: Words) -> str:
     if block.sampling == "shuffled":
         batches = (f"shuffled batches of {words.num(block.batch_size or 0)} of "
-                   f"{words.num(block.dataset_size or 0)} examples (each example in at most "
+                   f"{words.num(block.dataset_size or 0)} examples, "
+                   f"{words.num(block.batches_per_epoch() or 0)} an epoch ({_partial(block)}"
+                   f"each example in "
+                   f"{'exactly' if block.participates_in_every_epoch() else 'at most'} "
                    f"{words.num(block.participations())} of them; no amplification claimed)")
     elif block.sampling == "fixed-size":
         batches = (f"batches of {words.num(block.batch_size or 0)} of "
@@ -151,6 +200,16 @@ def describe(block: DPSGD, words: Words) -> str:
     return (f"DP-SGD: {words.num(block.times())} steps"
             + (f" ({words.num(block.epochs)} epochs)" if block.epochs is not None else "")
             + f", {batches}, noise multiplier {words.num(block.noise_multiplier)}")
+
+
+def _partial(block: DPSGD) -> str:
+    """What happens to an epoch's partial last batch, in words ending "; " (nothing
+    without one)."""
+    if not (block.dataset_size or 0) % (block.batch_size or 1):
+        return ""
+    if block.partial_batch is None:
+        return "the partial last one taken as dropped, partial_batch not being stated; "
+    return f"the partial last one {block.partial_batch}; "
 
 
 KIND = Kind("dpsgd", 110, DPSGD, event, describe, noun="training run")
