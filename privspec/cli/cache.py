@@ -1,0 +1,36 @@
+"""``privspec cache info|clear``: the evaluated reports kept between commands
+(``privspec.report.cache``)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(name="cache", no_args_is_help=True, add_completion=False,
+                  help="The report cache: every command keeps the report it evaluated, so "
+                  "that the next one on an unchanged spec reads it instead (in "
+                  "$PRIVSPEC_CACHE_DIR, else $XDG_CACHE_HOME/privspec or ~/.cache/privspec; "
+                  "least recently used reports beyond 200 MiB are removed). --no-cache or "
+                  "PRIVSPEC_NO_CACHE=1 bypasses it.")
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+@app.command()
+def info() -> None:
+    """Print where the cache is, how many reports it holds and their size."""
+    from privspec.report import cache
+
+    usage = cache.usage()
+    typer.echo(f"directory: {usage.directory}\nreports: {usage.entries}\n"
+               f"size: {_size(usage.size)} (at most {_size(cache.MAX_BYTES)})")
+
+
+@app.command()
+def clear() -> None:
+    """Remove every report from the cache (nothing else in its directory)."""
+    from privspec.report import cache
+
+    removed = cache.clear()
+    typer.echo(f"removed {removed.entries} reports ({_size(removed.size)}) from {removed.directory}")
