@@ -191,7 +191,7 @@ def _write(entry_key: str, body: bytes) -> None:
     header = {"format": ENTRY_FORMAT, "key": entry_key, "sha256": hashlib.sha256(body).hexdigest()}
     temporary: str | None = None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's alone
         handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=folder)
         with os.fdopen(handle, "wb") as file:
             file.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
