@@ -240,3 +240,18 @@ def test_a_cache_that_cannot_be_written_never_fails_a_command(
     warning = capsys.readouterr().err
     assert warning.count("\n") == 1 and warning.startswith("privspec: warning: cannot keep")
     assert len(evaluations) == 3
+
+
+def test_without_a_home_directory_the_cache_is_never_a_relative_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("PRIVSPEC_CACHE_DIR", "XDG_CACHE_HOME", "PRIVSPEC_NO_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # "~" stays "~"
+    monkeypatch.setattr(cache, "_warned", False)
+    monkeypatch.chdir(tmp_path)
+    assert privspec.evaluate(_spec()).gdp.mu is not None
+    assert "PRIVSPEC_CACHE_DIR" in capsys.readouterr().err
+    assert main(["cache", "info"]) == 2
+    assert capsys.readouterr().err == ("privspec cache info: error: no home directory: set "
+                                       "PRIVSPEC_CACHE_DIR\n")
+    assert list(tmp_path.iterdir()) == []

@@ -84,12 +84,15 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
 
 
 def directory() -> Path:
-    """Where the entries are kept."""
+    """Where the entries are kept; ``NotADirectoryError`` when there is no such place (no
+    home directory, and neither variable set)."""
     chosen = os.environ.get("PRIVSPEC_CACHE_DIR")
     if chosen:
         return Path(chosen) / "reports"
     xdg = os.environ.get("XDG_CACHE_HOME")
-    root = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    root = Path(xdg) if xdg and os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".cache"
+    if not root.is_absolute():  # "~" unexpanded: no home directory
+        raise NotADirectoryError("no home directory: set PRIVSPEC_CACHE_DIR")
     return root / "privspec" / "reports"
 
 
@@ -171,8 +174,8 @@ def _report_json(report: Report) -> bytes:
 def _read(entry_key: str) -> bytes | None:
     """The body of the entry ``entry_key`` (touched: recently used), or None unless its
     header names this layout and key and its checksum is right."""
-    path = directory() / f"{entry_key}{_SUFFIX}"
     try:
+        path = directory() / f"{entry_key}{_SUFFIX}"
         header_line, newline, body = path.read_bytes().partition(b"\n")
         header = json.loads(header_line)
     except (OSError, ValueError):  # JSON errors are ValueErrors
@@ -187,10 +190,10 @@ def _read(entry_key: str) -> bytes | None:
 
 def _write(entry_key: str, body: bytes) -> None:
     """Keep ``body`` under ``entry_key`` (atomically), then trim the cache to ``MAX_BYTES``."""
-    folder = directory()
     header = {"format": ENTRY_FORMAT, "key": entry_key, "sha256": hashlib.sha256(body).hexdigest()}
     temporary: str | None = None
     try:
+        folder = directory()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's alone
         handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=folder)
         with os.fdopen(handle, "wb") as file:
@@ -199,7 +202,7 @@ def _write(entry_key: str, body: bytes) -> None:
         temporary = None
         trim(MAX_BYTES)
     except OSError as error:
-        _warn_once(folder, error)
+        _warn_once(error)
     finally:
         if temporary is not None:
             with contextlib.suppress(OSError):
@@ -242,13 +245,13 @@ def drawn(what: str, report: Report, form: str, draw: Callable[[], bytes]) -> by
     return data
 
 
-def _warn_once(folder: Path, error: OSError) -> None:
+def _warn_once(error: OSError) -> None:
+    """One line on stderr, the first time the cache cannot be written: why."""
     global _warned
     if not _warned:
         _warned = True
-        reason = error.strerror or type(error).__name__
-        sys.stderr.write(f"privspec: warning: cannot keep reports in the cache {folder} "
-                         f"({reason}); evaluating without it\n")
+        sys.stderr.write(f"privspec: warning: cannot keep reports in the cache ({error}); "
+                         "evaluating without it\n")
 
 
 @dataclass(frozen=True)
