@@ -140,8 +140,8 @@ def _digest(material: Mapping[str, Any]) -> str:
     """An entry's name: a SHA-256 of ``material``, privspec's version and sources, and the
     versions of what it computes and draws with."""
     text = json.dumps({**material, "format": ENTRY_FORMAT, "versions": _versions(),
-                       "source": _source_digest()},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                       "source": _source_digest()},  # an option that is no JSON: its repr
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
