@@ -22,7 +22,7 @@ PAGES = {"spec": ROOT / "docs" / "reference" / "spec.md",
 #: The commands documented, in the order of the README's table.
 COMMANDS = ["validate", "render", "evaluate", "calibrate", "table", "convert", "diff", "check",
             "action", "plot", "export", "import opacus", "import dp-event", "import tf-privacy",
-            "schema"]
+            "cache info", "cache clear", "schema"]
 
 
 #: Node name → (YAML key, model name) of a mechanism kind.

@@ -46,8 +46,11 @@ def __getattr__(name: str) -> Any:
 
 
 def evaluate(spec: Spec | str | Any, **kwargs: Any) -> Report:
-    """Evaluate a spec (a ``Spec``, a dict, or a path to a YAML file) into a ``Report``."""
-    from privspec.report.evaluation import evaluate as _evaluate
+    """Evaluate a spec (a ``Spec``, a dict, or a path to a YAML file) into a ``Report``.
+
+    The report is kept in privspec's report cache and read from it the next time
+    (``cache=False`` or ``PRIVSPEC_NO_CACHE=1``: neither; ``privspec.report.cache``)."""
+    from privspec.report.cache import evaluate as _evaluate
 
     return _evaluate(spec, **kwargs)
 

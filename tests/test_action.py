@@ -197,7 +197,7 @@ def test_runs_as_a_module_with_github_environment(
     root, base, head = pull_request
     summary, outputs = tmp_path / "summary.md", tmp_path / "out.txt"
     env = {**GIT_ENV, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs),
-           "RUNNER_TEMP": str(tmp_path), "PATH": "/usr/bin:/bin"}
+           "RUNNER_TEMP": str(tmp_path), "PATH": "/usr/bin:/bin", "PRIVSPEC_NO_CACHE": "1"}
     done = subprocess.run([sys.executable, "-m", "privspec.cli", "action", "--base", base, "--head",
                            head, "--max-mu", "", "--max-epsilon", "", "--delta", "",
                            "--max-advantage", "", "--require-tier1", "false",

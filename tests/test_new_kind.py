@@ -62,7 +62,8 @@ def test_a_new_kind_is_one_module(tmp_path: Path) -> None:
         KIND_MODULE, encoding="utf-8")
     done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True,
                           text=True, check=True, env={"PYTHONPATH": str(tmp_path),
-                                                      "PATH": "/usr/bin:/bin"})
+                                                      "PATH": "/usr/bin:/bin",
+                                                      "PRIVSPEC_NO_CACHE": "1"})
     result = json.loads(done.stdout)
     assert result["new"] == result["old"] and abs(result["pure"] - 1.0) < 1e-6
     assert "Two Laplace releases of scale 2." in result["markdown"]

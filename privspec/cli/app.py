@@ -203,6 +203,7 @@ def _print_version(given: bool) -> None:
 
 @app.callback(invoke_without_command=False)
 def _options(
+    context: typer.Context,
     debug: Annotated[bool, typer.Option(
         "--debug", envvar="PRIVSPEC_DEBUG",
         help="When privspec fails on a valid spec, also print the traceback (for a bug "
@@ -220,6 +221,10 @@ def _options(
         help="Time one evaluation may take, in seconds on a 2-core laptop as estimated "
              "before it starts, for every spec (overrides their accounting.time_budget; "
              "default 60).", show_default=False)] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", envvar="PRIVSPEC_NO_CACHE",
+        help="Evaluate every spec, neither reading nor keeping reports in the report "
+             "cache (privspec cache info).")] = False,
     version: Annotated[bool, typer.Option(
         "--version", is_eager=True, callback=lambda given: _print_version(given),
         help="Print privspec's version and those of the numerical stack its numbers "
@@ -228,6 +233,10 @@ def _options(
     """Turn a *.privspec.yaml mechanism description into an honest privacy report."""
     _OPTIONS.traceback, _OPTIONS.quiet = debug, quiet
     _OPTIONS.memory_budget, _OPTIONS.time_budget = memory_budget, time_budget
+    if no_cache:  # for this command only
+        from privspec.report.cache import bypassed
+
+        context.with_resource(bypassed())
 
 
 class _ProgressLine:
@@ -265,7 +274,7 @@ def _evaluate_or_exit(command: str, spec: Spec, label: str,
     (unless ``--debug``): ``FILE:LINE:COL: error: PATH: …`` when it names where in the
     spec file the cause is written."""
     from privspec.numerics import progress
-    from privspec.report.evaluation import evaluate as evaluate_spec
+    from privspec.report.cache import evaluate as evaluate_spec
 
     line = _ProgressLine() if sys.stderr.isatty() and not _OPTIONS.quiet else None
     try:
@@ -1075,11 +1084,13 @@ def export(
     _emit("export", text, output, inputs=[spec])
 
 
+from privspec.cli.cache import app as cache  # noqa: E402
 from privspec.cli.calibrate import calibrate  # noqa: E402 (it uses the helpers above)
 from privspec.cli.importing import app as importing  # noqa: E402
 
 app.command()(calibrate)
 app.add_typer(importing, name="import")
+app.add_typer(cache, name="cache")
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -17,9 +17,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+if TYPE_CHECKING:  # only named: a report read from the cache draws its figure without it
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 FloatArray = np.ndarray
 _UNIT_ROUNDOFF = 2.0**-53

@@ -9,19 +9,14 @@ guarantee).  One discretization, no budgets: ``privspec.report.evaluation`` choo
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import numpy as np
 from scipy.special import erf, ndtr
 
-from privspec import __version__
 from privspec.numerics.accounting import (
     MAX_STAGE_ACCOUNTS,
     SMALLEST_RATE,
@@ -54,6 +49,7 @@ from privspec.report.model import (
     ReportScope,
     TradeoffRow,
 )
+from privspec.report.provenance import package_versions, spec_sha256
 from privspec.report.render import gap_values
 from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
@@ -67,25 +63,6 @@ CURVE_SAMPLE_ALPHAS = tuple(
 )
 #: A curve with at most this many breakpoints is sampled at its breakpoints too (its kinks).
 CURVE_SAMPLE_BREAKPOINTS = 64
-
-
-def spec_sha256(spec: Spec) -> str:
-    """SHA-256 of the spec's canonical JSON (comments and layout do not change it)."""
-    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-@functools.cache
-def package_versions() -> dict[str, str]:
-    versions = {"privspec": __version__}
-    for package in ("dp-accounting", "numpy", "scipy"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:  # pragma: no cover - broken installs
-            versions[package] = "unknown"
-    return versions
-
 
 
 def _tradeoff_rows(curve: TradeoffCurve, alphas: list[float], mu: float | None) -> list[TradeoffRow]:

@@ -26,8 +26,9 @@ from privspec.numerics.accounting import (
 from privspec.numerics.portable_pld import MAX_LOSS, RangeError
 from privspec.numerics.shuffling import shuffled_lower_mu
 from privspec.report import formatting as fmt
-from privspec.report.assembly import assemble, gaussian_report, spec_sha256
+from privspec.report.assembly import assemble, gaussian_report
 from privspec.report.model import Caveat, Report
+from privspec.report.provenance import spec_sha256
 from privspec.report.wording import caveat
 from privspec.spec.kinds.dpsgd import DPSGD
 from privspec.spec.models import Spec, walk

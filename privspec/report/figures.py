@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from privspec.errors import PrivspecError
+from privspec.report import cache
 from privspec.report import formatting as fmt
 from privspec.report.model import Report
 
@@ -329,7 +330,9 @@ def figure_bytes(report: Report, form: str) -> bytes:
     Raises :class:`PlotUnavailableError` without matplotlib, ``ValueError`` for an
     unknown format.
     """
-    return _figure_bytes_cached(series_from_report(report), _check_format(form))
+    chosen = _check_format(form)
+    return cache.drawn("tradeoff", report, chosen,
+                       lambda: _figure_bytes_cached(series_from_report(report), chosen))
 
 
 @functools.lru_cache(maxsize=32)
@@ -362,6 +365,10 @@ def risk_figure_bytes(report: Report, form: str) -> bytes:
     guess achieves), on log axes: from the exact curve (1 − f(κ)), from μ alone and from
     the risk section's (ε, δ) alone, with the report's scenarios marked."""
     chosen = _check_format(form)
+    return cache.drawn("risk", report, chosen, lambda: _risk_figure(report, chosen))
+
+
+def _risk_figure(report: Report, chosen: FigureFormat) -> bytes:
     s = series_from_report(report)
     pair = report.risk
     with _matplotlib():

@@ -219,3 +219,17 @@ class Report(_Frozen):
     spec_path: str | None = Field(description=(
         "The spec file as given; in a rendered report its file name alone (the report's "
         "command is run in the spec's folder)."))
+
+    def _repr_markdown_(self) -> str:
+        """The Markdown report: how Jupyter shows a report where HTML is not shown."""
+        from privspec.report.render import render
+
+        return render(self, "markdown")
+
+    def _repr_html_(self) -> str:
+        """The HTML report's ``<main>`` (its figures inline; not its page, head and style,
+        which would restyle the notebook): how Jupyter shows a report."""
+        from privspec.report.render import render
+
+        page = render(self, "html")
+        return page[page.index("<main>"):page.index("</main>") + len("</main>")] + "\n"

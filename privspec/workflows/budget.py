@@ -214,7 +214,7 @@ def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
     limits = limits_for(spec, extra)
     if not limits:
         return []
-    from privspec.report.evaluation import evaluate
+    from privspec.report.cache import evaluate
 
     path = None if spec_path is None else os.fspath(spec_path)
     report = evaluate(stating(spec, limits), spec_path=path, memory_budget=memory_budget,

@@ -403,7 +403,7 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
     own SpecError / EvaluationError.  ``memory_budget`` and ``time_budget`` hold each
     evaluation, as in ``evaluate``."""
     from privspec.errors import EvaluationError, InternalError
-    from privspec.report.evaluation import evaluate
+    from privspec.report.cache import evaluate
     from privspec.spec.diagnostics import SpecError
     from privspec.spec.knobs import KnobError
     from privspec.spec.loader import load_spec, load_yaml_text, spec_from_data

@@ -105,8 +105,8 @@ def _short(root: str, revision: str) -> str:
 def _section(root: str, old_path: str | None, new_path: str | None,
              base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
     """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
+    from privspec.report.cache import evaluate
     from privspec.report.escaping import markdown_code
-    from privspec.report.evaluation import evaluate
     from privspec.spec.diagnostics import SpecError, format_diagnostics
     from privspec.spec.loader import load_spec_text
     from privspec.workflows.budget import check_report, limits_for, stating
