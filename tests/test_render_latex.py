@@ -151,3 +151,41 @@ def test_inputting_the_same_macros_twice_is_an_error(pdflatex: str, tmp_path: Pa
                             timeout=120, check=False)
     assert result.returncode != 0
     assert "already defined" in result.stdout
+
+
+#: A spec file name that ends the fragment's comment line and runs TeX (issue 27): reads a
+#: file into the paper, and with -shell-escape runs a shell command.
+HOSTILE_NAME = ("x\n\\input{secret.txt}\\typeout{INJECTED}\\immediate\\write18{touch PWNED}"
+                "\n%.privspec.yaml")
+#: A title whose ^^M and ^^J would end a comment line if TeX read them as line breaks.
+HOSTILE_TITLE = ("t ^^M\\typeout{INJECTED} ^^J\\typeout{INJECTED} \r\\typeout{INJECTED}"
+                 "\u2028\\typeout{INJECTED}")
+
+
+def test_hostile_file_names_and_titles_do_not_run_tex(pdflatex: str, tmp_path: Path) -> None:
+    """The file name and title reach comments, \\input hints, macros and the command to
+    re-render: with shell escape on, nothing of them runs, reads a file or ends a line."""
+    report = _reports()["dpsgd-tier1"].model_copy(update={
+        "spec_path": HOSTILE_NAME, "title": HOSTILE_TITLE})
+    (tmp_path / "secret.txt").write_text("\\typeout{SECRET READ}\n", encoding="utf-8")
+    macros, fragment = render_documents(report, "latex")
+    (standalone,) = render_documents(report, "latex", variant="standalone")
+    for document in (macros, fragment, standalone):
+        assert "INJECTED" in document.text  # the words stay, as text
+        for line in document.text.splitlines():
+            assert "\\input{secret" not in line or line.startswith("%"), line
+    (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
+    (tmp_path / "f.tex").write_text(fragment.text, encoding="utf-8")
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\\usepackage{booktabs}\\input{m.tex}\\begin{document}"
+        "\\input{f.tex}\\end{document}\n", encoding="utf-8")
+    (tmp_path / "report.tex").write_text(standalone.text, encoding="utf-8")
+    for name in ("paper", "report"):
+        result = subprocess.run(
+            [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-shell-escape",
+             f"{name}.tex"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+            check=False)
+        assert result.returncode == 0, result.stdout[-3000:]
+        printed = result.stdout.splitlines()  # \typeout prints its text on a line alone
+        assert "INJECTED" not in printed and "SECRET READ" not in printed
+        assert not (tmp_path / "PWNED").exists()

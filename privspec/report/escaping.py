@@ -67,7 +67,8 @@ def escape_latex(text: str) -> str:
     characters pdflatex cannot typeset (beyond Latin Extended-A) are written
     as ``[U+XXXX]`` rather than breaking the build.  Whitespace runs (line
     breaks included) become one space, so that the text is safe inside a macro
-    argument; use :func:`latex_paragraphs` for free text.
+    argument; use :func:`latex_paragraphs` for free text.  A value may start a
+    line of the output: see :func:`latex_line_start`.
     """
     flat = " ".join(str(text).split())
     out: list[str] = []
@@ -95,7 +96,7 @@ def escape_latex(text: str) -> str:
             if char in _LIGATURE_DOUBLES and flat[position + 1 : position + 2] == char:
                 out.append("{}")
         position += 1
-    return "".join(out)
+    return latex_line_start("".join(out))
 
 
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")
@@ -109,8 +110,8 @@ def escape_markdown(text: str) -> str:
     ``name;``), math (``$``, on GitHub), strikethrough (``~``), a heading or an
     issue reference (``#``) or end a table cell (``|``), and the backslash
     itself.  Line breaks become spaces, since the value is used inline; a
-    leading ``-``, ``+`` or ``1.`` cannot start a list because templates never
-    start a line with a user string.
+    value that starts a line (a paragraph) also goes through
+    :func:`markdown_line_start`.
     """
     flat = " ".join(str(text).split())
     return _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
@@ -119,13 +120,51 @@ def escape_markdown(text: str) -> str:
 def markdown_paragraphs(text: str) -> list[str]:
     """Escaped paragraphs of a free text (blank lines separate paragraphs)."""
     chunks = re.split(r"\n\s*\n", str(text).strip())
-    return [escape_markdown(chunk) for chunk in chunks if chunk.strip()]
+    return [markdown_line_start(escape_markdown(chunk)) for chunk in chunks if chunk.strip()]
 
 
 def latex_paragraphs(text: str) -> list[str]:
     """Escaped paragraphs of a free text, for LaTeX."""
     chunks = re.split(r"\n\s*\n", str(text).strip())
-    return [escape_latex(" ".join(chunk.split())) for chunk in chunks if chunk.strip()]
+    return [escape_latex(chunk) for chunk in chunks if chunk.strip()]
+
+
+def latex_comment(text: str) -> str:
+    r"""``text`` for the rest of a LaTeX comment line (after ``%``): on one line.
+
+    Only a real line break (CR or LF) ends a comment; pdflatex skips the rest of the
+    line unread, ``^^M`` and ``^^J`` included.  Line breaks and other whitespace
+    become one space, control and format characters are dropped, and ``^^`` is split
+    (``^ ^``) so that even a reader with other catcodes sees no ``^^`` escape.
+    """
+    kept = "".join(char for char in str(text)
+                   if char.isspace() or not unicodedata.category(char).startswith("C"))
+    return re.sub(r"\^(?=\^)", "^ ", " ".join(kept.split()))
+
+
+# What a line must not start with, whatever its format: "::" is a GitHub Actions workflow
+# command (::error, ::add-mask::, ::stop-commands::) when the output is printed in a job.
+_MARKDOWN_LINE_START = re.compile(r"[-+=:]|[0-9]+(?=[.)])")
+
+
+def markdown_line_start(text: str) -> str:
+    """Escaped inline Markdown (:func:`escape_markdown`) made safe to start a line: a
+    leading ``-``, ``+``, ``=`` or ``1.`` would start a list, a rule or a heading's
+    underline, and a leading ``:`` could start a workflow command (``::error``).  Each is
+    backslash-escaped (``1\\.``), which prints the same character."""
+    start = _MARKDOWN_LINE_START.match(text)
+    if start is None:
+        return text
+    if start.group()[0].isdigit():
+        return text[: start.end()] + "\\" + text[start.end():]
+    return "\\" + text
+
+
+def latex_line_start(text: str) -> str:
+    """Escaped LaTeX (:func:`escape_latex`) made safe to start a line: a leading ``:``
+    follows an empty group (``{}::error`` prints ``::error``), so that no line of the
+    output starts a GitHub Actions workflow command."""
+    return "{}" + text if text.startswith(":") else text
 
 
 def capfirst(text: str) -> str:

@@ -52,7 +52,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting
-from privspec.report.escaping import escape_latex
+from privspec.report.escaping import escape_latex, latex_comment
 from privspec.report.filters import NUMBER_FILTERS, filters
 from privspec.report.model import Caveat, Report, RiskRow
 
@@ -227,7 +227,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
         environment.filters["esc"] = _escape_html
         environment.filters["paragraphs"] = _html_paragraphs
     environment.filters["code"] = _markdown_code
-    environment.filters["comment"] = _comment
+    environment.filters["comment"] = latex_comment if fmt == "latex" else _comment
     environment.filters["deltakey"] = delta_key
     if fmt == "latex":
         environment.filters["caveat"] = latex_caveat
@@ -321,9 +321,10 @@ def render_markdown(template: str, **context: Any) -> str:
 
 
 def _escape_html(text: str) -> str:
+    """``text`` as HTML text or attribute value, on one line."""
     import html
 
-    return html.escape(str(text), quote=True)
+    return html.escape(" ".join(str(text).split()), quote=True)
 
 
 def _html_paragraphs(text: str) -> list[str]:
