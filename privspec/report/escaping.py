@@ -57,7 +57,7 @@ _LIGATURE_DOUBLES = frozenset("-',")
 _LATEX_SAFE_MAX = 0x17F
 
 
-def escape_latex(text: str) -> str:
+def escape_latex(text: str, *, starts_line: bool = True) -> str:
     r"""``text`` as LaTeX text that prints exactly the same characters, on one line.
 
     Covers ``& % $ # _ { } ~ ^ \`` and the ASCII characters that the OT1 and
@@ -68,7 +68,8 @@ def escape_latex(text: str) -> str:
     as ``[U+XXXX]`` rather than breaking the build.  Whitespace runs (line
     breaks included) become one space, so that the text is safe inside a macro
     argument; use :func:`latex_paragraphs` for free text.  A value may start a
-    line of the output: see :func:`latex_line_start`.
+    line of the output, so :func:`latex_line_start` applies (``starts_line=False``
+    for a piece in the middle of a sentence).
     """
     flat = " ".join(str(text).split())
     out: list[str] = []
@@ -96,7 +97,8 @@ def escape_latex(text: str) -> str:
             if char in _LIGATURE_DOUBLES and flat[position + 1 : position + 2] == char:
                 out.append("{}")
         position += 1
-    return latex_line_start("".join(out))
+    escaped = "".join(out)
+    return latex_line_start(escaped) if starts_line else escaped
 
 
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")

@@ -314,7 +314,7 @@ def _escape_latex_keeping_spaces(text: str) -> str:
     """:func:`escape_latex` of a piece of a sentence, keeping the spaces at its ends."""
     lead = " " if text[:1].isspace() else ""
     trail = " " if text[-1:].isspace() and text.strip() else ""
-    return lead + escape_latex(text) + trail
+    return lead + escape_latex(text, starts_line=False) + trail
 
 
 def render_markdown(template: str, **context: Any) -> str:
