@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,8 @@ def _compile(pdflatex: str, directory: Path, name: str) -> str:
         result = subprocess.run(
             [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
              f"{name}.tex"],
-            cwd=directory, capture_output=True, text=True, timeout=120, check=False,
-            env={**os.environ, "TEXMFOUTPUT": str(directory)})
+            cwd=directory, capture_output=True, text=True, errors="replace", timeout=120,
+            check=False, env={**os.environ, "TEXMFOUTPUT": str(directory)})
         log = (directory / f"{name}.log").read_text(encoding="latin-1")
         if result.returncode != 0:
             errors = [line for line in log.splitlines() if line.startswith("!")]
@@ -189,3 +190,32 @@ def test_hostile_file_names_and_titles_do_not_run_tex(pdflatex: str, tmp_path: P
         printed = result.stdout.splitlines()  # \typeout prints its text on a line alone
         assert "INJECTED" not in printed and "SECRET READ" not in printed
         assert not (tmp_path / "PWNED").exists()
+
+
+#: Every letter and sign of Latin-1, Latin Extended-A and -B, and some of Latin Extended
+#: Additional (Vietnamese, one or two accents).
+LATIN = "".join(chr(code) for code in range(0xA0, 0x250)
+                if unicodedata.category(chr(code))[0] in "LPSN") + " ạ ế ḍ ẞ ᵏ ₖ ﬁ ⓐ"
+
+
+@pytest.mark.parametrize("paper", ["standalone", "OT1", "T1"])
+def test_any_latin_title_compiles(pdflatex: str, tmp_path: Path, paper: str) -> None:
+    """ę ą « » Ð Þ Đ Ŋ Ħ ĸ Ŀ ŉ Ŧ ſ and every other Latin letter: the standalone document
+    (T1) and the fragment, in a paper of either font encoding, compile without dropping
+    one (a letter no encoding has prints as its code point, [U+0126])."""
+    report = _reports()["dpsgd-tier1"].model_copy(update={
+        "title": f"ę ą « » Ð Þ Đ Ŋ Ħ ĸ Ŀ ŉ Ŧ ſ {LATIN}", "unit": LATIN,
+        "description": LATIN})
+    if paper == "standalone":
+        (document,) = render_documents(report, "latex", variant="standalone")
+        (tmp_path / "paper.tex").write_text(document.text, encoding="utf-8")
+    else:
+        macros, fragment = render_documents(report, "latex")
+        (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
+        (tmp_path / "f.tex").write_text(fragment.text, encoding="utf-8")
+        encoding = r"\usepackage[T1]{fontenc}" if paper == "T1" else ""
+        (tmp_path / "paper.tex").write_text(
+            f"\\documentclass{{article}}{encoding}\\usepackage{{booktabs}}\\input{{m.tex}}"
+            "\\begin{document}\\section*{\\privspecCifarOneZeroDpsgdEpsEightTitle}"
+            "\\input{f.tex}\\end{document}\n", encoding="utf-8")
+    _compile(pdflatex, tmp_path, "paper")

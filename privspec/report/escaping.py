@@ -1,6 +1,11 @@
 """User text made safe for each output: LaTeX (every character printed as written, in
 OT1 or T1 encoding), Markdown (GitHub and Hugging Face), and paragraphs of free text.
 
+LaTeX needs nothing of the document it is input in: a letter its font encoding lacks is
+typeset in T1 (``\\UseTextAccent{T1}``: ą, ę, «, Ð, Þ…, declared by LaTeX whatever the
+document's encoding), or with an accent both encodings have (``\\v{A}``), or as its
+code point (``[U+0126]``) when no encoding has it, or when LaTeX has not declared T1.
+
 Pure and free of numpy, like ``formatting``; HTML escaping is the standard library's.
 """
 
@@ -40,7 +45,7 @@ _LATEX_UNICODE = {
     "−": "-", "→": r"\to", "←": r"\leftarrow", "∈": r"\in", "√": r"\surd",
 }
 _LATEX_TEXT_UNICODE = {
-    "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "–": "--", "—": "---",
+    "…": r"\ldots{}", "’": "'", "ʼ": "'", "‘": "`", "“": "``", "”": "''", "–": "--", "—": "---",
     "\u00a0": "~", "•": r"\textbullet{}", "€": "EUR", "™": r"\texttrademark{}",
     "©": r"\textcopyright{}", "®": r"\textregistered{}", "°": r"\textdegree{}",
 }
@@ -52,9 +57,22 @@ _SUPERSCRIPT_RUN = re.compile("[" + "".join(_SUPERSCRIPT_DIGITS) + "]+")
 # Doubled characters that TeX fonts turn into ligatures (-- ---, '' and T1's ,,): break them.
 # (`` !` ?` << >> cannot occur: ` < > are escaped.)
 _LIGATURE_DOUBLES = frozenset("-',")
-#: pdflatex's utf8 input encoding knows Latin-1 and Latin Extended-A in text; other
-#: characters not in the tables above are written as their code point.
+#: pdflatex's utf8 input encoding types Latin-1 and Latin Extended-A in both the OT1 and
+#: the T1 font encoding, except these (tests/test_render_latex.py compiles every one):
 _LATEX_SAFE_MAX = 0x17F
+_NOT_IN_OT1 = frozenset("«»ÐÞðþĄąĐđĘęĮįŊŋŲųĦħĸĿŀŉŦŧſ")
+#: Letters only the T1 encoding has, as its commands.
+_T1_SYMBOLS = {"«": r"\guillemotleft", "»": r"\guillemotright", "Ð": r"\DH", "ð": r"\dh",
+               "Þ": r"\TH", "þ": r"\th", "Đ": r"\DJ", "đ": r"\dj", "Ŋ": r"\NG", "ŋ": r"\ng"}
+#: Combining marks as the accent commands of both encodings (the ogonek is T1's only).
+_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=",
+            "\u0306": "u", "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H",
+            "\u030c": "v", "\u0323": "d", "\u0327": "c", "\u0331": "b"}
+_BELOW = frozenset("\u0323\u0327\u0331")
+#: Compatibility characters written as what they stand for (``ŉ`` → ``'n``, ``ᵏ`` → a
+#: superscript k); other kinds (circled, squared…) keep their code point.
+_COMPATIBLE = {"<compat>": "{}", "<font>": "{}", "<super>": r"\textsuperscript{{{}}}",
+               "<sub>": r"\textsubscript{{{}}}"}
 
 
 def escape_latex(text: str, *, starts_line: bool = True) -> str:
@@ -90,8 +108,8 @@ def escape_latex(text: str, *, starts_line: bool = True) -> str:
             out.append(_LATEX_TEXT_UNICODE[char])
         elif unicodedata.category(char).startswith("C"):
             pass  # control, format and unassigned characters: never meaningful here
-        elif ord(char) > _LATEX_SAFE_MAX:
-            out.append(f"[U+{ord(char):04X}]")  # pdflatex cannot typeset it: say what it was
+        elif ord(char) > _LATEX_SAFE_MAX or char in _NOT_IN_OT1:
+            out.append(_latin_letter(char))
         else:
             out.append(char)
             if char in _LIGATURE_DOUBLES and flat[position + 1 : position + 2] == char:
@@ -99,6 +117,41 @@ def escape_latex(text: str, *, starts_line: bool = True) -> str:
         position += 1
     escaped = "".join(out)
     return latex_line_start(escaped) if starts_line else escaped
+
+
+def _code_point(char: str) -> str:
+    """What pdflatex cannot typeset, said as its code point: ``[U+0126]``."""
+    return f"[U+{ord(char):04X}]"
+
+
+def _only_in_t1(command: str, base: str, char: str) -> str:
+    """A letter of the T1 encoding: typeset in T1 when the document has loaded it
+    (``\\usepackage[T1]{fontenc}``), as its code point otherwise (OT1 only)."""
+    use = (rf"\UseTextAccent{{T1}}{{{command}}}{{{base}}}" if base
+           else rf"\UseTextSymbol{{T1}}{{{command}}}")
+    return rf"\ifcsname T1\string{command}\endcsname{use}\else{_code_point(char)}\fi{{}}"
+
+
+def _latin_letter(char: str) -> str:
+    """A letter beyond what pdflatex's utf8 types in OT1: an ASCII letter with one accent
+    both encodings have (``\\v{A}``), a T1 letter (see :func:`_only_in_t1`), its
+    compatibility form (``ŉ`` → ``ʼn``, ``ǅ`` → ``Dž``, ``ᵏ`` → a superscript k) or else
+    its code point."""
+    if char in _T1_SYMBOLS:
+        return _only_in_t1(_T1_SYMBOLS[char], "", char)
+    decomposed = unicodedata.normalize("NFD", char)
+    base, marks = decomposed[:1], decomposed[1:]
+    if base.isascii() and base.isalpha() and len(marks) == 1:
+        if marks == "\u0328":
+            return _only_in_t1(r"\k", base, char)
+        if marks in _ACCENTS:
+            letter = "\\" + base if base in "ij" and marks not in _BELOW else base  # \i, \j
+            return rf"\{_ACCENTS[marks]}{{{letter}}}"
+    kind = unicodedata.decomposition(char).partition(" ")[0]
+    compatible = unicodedata.normalize("NFKC", char)
+    if kind in _COMPATIBLE and compatible != char:
+        return _COMPATIBLE[kind].format(escape_latex(compatible, starts_line=False))
+    return _code_point(char)
 
 
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$]|&(?=#?[A-Za-z0-9]+;)")
