@@ -76,6 +76,17 @@ def test_html_escapes_every_user_string() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+@pytest.mark.parametrize(("fmt", "variant"), [t for t in TARGETS if t[0] != "json"])
+def test_no_terminal_escape_or_bidi_override_is_printed(fmt: str, variant: str) -> None:
+    """Printed to a terminal, a report carries no escape sequence (ESC, BEL) and no
+    bidirectional override that would make a name read differently."""
+    base = _hostile()
+    report = base.model_copy(update={"title": "a\x1b]0;owned\x07\x1b[2Jb\u202egnp.exe",
+                                      "spec_path": "x\x1b[31m\u202e.privspec.yaml"})
+    text = render(report, fmt, variant=variant, command=f"privspec render {report.spec_path}")
+    assert not {"\x1b", "\x07", "\u202e"} & set(text)
+
+
 def test_json_stays_json_with_the_same_strings() -> None:
     report = _hostile()
     data = json.loads(render(report, "json"))

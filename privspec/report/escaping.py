@@ -173,9 +173,11 @@ def escape_markdown(text: str) -> str:
 
 
 def markdown_paragraphs(text: str) -> list[str]:
-    """Escaped paragraphs of a free text (blank lines separate paragraphs)."""
+    """Escaped paragraphs of a free text (blank lines separate paragraphs), each on
+    :func:`one_line`."""
     chunks = re.split(r"\n\s*\n", str(text).strip())
-    return [markdown_line_start(escape_markdown(chunk)) for chunk in chunks if chunk.strip()]
+    return [markdown_line_start(escape_markdown(one_line(chunk)))
+            for chunk in chunks if chunk.strip()]
 
 
 def latex_paragraphs(text: str) -> list[str]:
@@ -188,13 +190,19 @@ def latex_comment(text: str) -> str:
     r"""``text`` for the rest of a LaTeX comment line (after ``%``): on one line.
 
     Only a real line break (CR or LF) ends a comment; pdflatex skips the rest of the
-    line unread, ``^^M`` and ``^^J`` included.  Line breaks and other whitespace
-    become one space, control and format characters are dropped, and ``^^`` is split
-    (``^ ^``) so that even a reader with other catcodes sees no ``^^`` escape.
+    line unread, ``^^M`` and ``^^J`` included.  The text is put on :func:`one_line`, and
+    ``^^`` is split (``^ ^``) so that even a reader with other catcodes sees no ``^^``
+    escape.
     """
+    return re.sub(r"\^(?=\^)", "^ ", one_line(text))
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: whitespace runs (line breaks included) become one space, and
+    control and format characters (terminal escapes, bidirectional overrides) are dropped."""
     kept = "".join(char for char in str(text)
                    if char.isspace() or not unicodedata.category(char).startswith("C"))
-    return re.sub(r"\^(?=\^)", "^ ", " ".join(kept.split()))
+    return " ".join(kept.split())
 
 
 # What a line must not start with, whatever its format: "::" is a GitHub Actions workflow

@@ -52,7 +52,7 @@ import jinja2
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting
-from privspec.report.escaping import escape_latex, latex_comment
+from privspec.report.escaping import escape_latex, latex_comment, one_line
 from privspec.report.filters import NUMBER_FILTERS, filters
 from privspec.report.model import Caveat, Report, RiskRow
 from privspec.report.sandbox import (
@@ -181,14 +181,9 @@ def delta_key(delta: float) -> str:
     return formatting.format_number(delta, "nearest", "plain", digits=17)
 
 
-def _comment(text: str) -> str:
-    """A string on one line, for a comment in the output."""
-    return " ".join(str(text).split())
-
-
 def _markdown_code(text: str) -> str:
     """``text`` as a Markdown code span (backslashes are literal there)."""
-    flat = _comment(text)
+    flat = one_line(text)
     longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
@@ -233,7 +228,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> Limit
         environment.filters["esc"] = _escape_html
         environment.filters["paragraphs"] = _html_paragraphs
     environment.filters["code"] = _markdown_code
-    environment.filters["comment"] = latex_comment if fmt == "latex" else _comment
+    environment.filters["comment"] = latex_comment if fmt == "latex" else one_line
     environment.filters["deltakey"] = delta_key
     if fmt == "latex":
         environment.filters["caveat"] = latex_caveat
@@ -323,7 +318,7 @@ def render_markdown(template: str, **context: Any) -> str:
     on one line)."""
     environment = _environment("markdown", None)
     environment.filters["cell"] = lambda text: str(text).replace("|", "\\|")
-    environment.filters["inline"] = lambda text: " ".join(str(text).replace("`", "'").split())
+    environment.filters["inline"] = lambda text: one_line(str(text).replace("`", "'"))
     return environment.get_template(template).render(**context)
 
 
@@ -331,7 +326,7 @@ def _escape_html(text: str) -> str:
     """``text`` as HTML text or attribute value, on one line."""
     import html
 
-    return html.escape(" ".join(str(text).split()), quote=True)
+    return html.escape(one_line(text), quote=True)
 
 
 def _html_paragraphs(text: str) -> list[str]:
