@@ -57,6 +57,7 @@ from privspec.report.filters import NUMBER_FILTERS, filters
 from privspec.report.model import Caveat, Report, RiskRow
 from privspec.report.sandbox import (
     MAX_CHARACTERS,
+    MAX_USER_CHARACTERS,
     LimitedSandbox,
     TemplateLimitError,
     limited_filters,
@@ -222,7 +223,8 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> Limit
             comment_end_string="=))",
             line_statement_prefix=None,
         )
-    environment = LimitedSandbox(**options)
+    environment = LimitedSandbox(
+        MAX_CHARACTERS if template_dir is None else MAX_USER_CHARACTERS, **options)
     environment.filters.update(filters(_STYLES[fmt]))
     if fmt == "html":
         environment.filters["esc"] = _escape_html

@@ -3,7 +3,8 @@
 Templates may come from a stranger (``--template-dir``).  Jinja's sandbox already refuses
 unsafe attributes (``__init__``, ``__globals__``; Jinja2 ≥ 3.1.6 also through
 ``|attr('format')``) and ranges above 100,000 items.  On top of it, one rendering may
-build no value or output above :data:`MAX_CHARACTERS` characters, iterate at most
+build no value above :data:`MAX_CHARACTERS` characters (:data:`MAX_USER_CHARACTERS` with
+templates of a user's directory) and no output above :data:`MAX_CHARACTERS`, iterate at most
 :data:`MAX_ITEMS` times in all its loops, nor run past :data:`MAX_SECONDS` of
 wall-clock time; ``*``, ``**``, ``%``, ``+`` and ``~`` are checked before or after they
 build a value.  Going over a limit raises :class:`TemplateLimitError`.
@@ -25,6 +26,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 #: The longest value (string or sequence) or output a template may build, in characters
 #: or items (a built-in report of 10,000 stages is about 2 million).
 MAX_CHARACTERS = 10_000_000
+#: The longest value a rendering with a user's templates may build (sorting or linking
+#: a million items takes about a second and 150 MB).
+MAX_USER_CHARACTERS = 1_000_000
 #: How many loop iterations one rendering may run, all loops together.
 MAX_ITEMS = 1_000_000
 #: How long one rendering may take.
@@ -52,14 +56,15 @@ def _size(value: Any) -> int:
 
 
 class LimitedSandbox(ImmutableSandboxedEnvironment):
-    """An immutable sandbox whose renderings stay within the limits above (start each
-    rendering with :meth:`start`)."""
+    """An immutable sandbox whose renderings stay within the limits above, values within
+    ``max_characters`` (start each rendering with :meth:`start`)."""
 
     code_generator_class = _Compiler
     intercepted_binops = frozenset({"*", "**", "%", "+"})
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, max_characters: int = MAX_CHARACTERS, **options: Any) -> None:
         super().__init__(**options)
+        self.max_characters = max_characters
         self.filters[_COUNTED] = self.counted
         self.start()
 
@@ -76,9 +81,9 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
             raise TemplateLimitError(f"took longer than {MAX_SECONDS:g} s")
 
     def checked(self, value: Any) -> Any:
-        """``value``, if it is within :data:`MAX_CHARACTERS`."""
-        if _size(value) > MAX_CHARACTERS:
-            raise TemplateLimitError(f"a value longer than {MAX_CHARACTERS:,} characters")
+        """``value``, if it is within ``max_characters``."""
+        if _size(value) > self.max_characters:
+            raise TemplateLimitError(f"a value longer than {self.max_characters:,} characters")
         self._tick()
         return value
 
@@ -106,26 +111,27 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         if operator == "**" and numbers and right > 0 and abs(left) > 1 and (
                 right * abs(left).bit_length() > MAX_BITS):
             raise TemplateLimitError(f"an integer above 2^{MAX_BITS}")
+        limit = self.max_characters
         if operator == "*":
             if numbers and left.bit_length() + right.bit_length() > MAX_BITS:
                 raise TemplateLimitError(f"an integer above 2^{MAX_BITS}")
             count = right if isinstance(right, int) else left if isinstance(left, int) else 0
-            if count * (_size(left) + _size(right)) > MAX_CHARACTERS:
-                raise TemplateLimitError(f"a value longer than {MAX_CHARACTERS:,} characters")
+            if count * (_size(left) + _size(right)) > limit:
+                raise TemplateLimitError(f"a value longer than {limit:,} characters")
         if operator == "%" and isinstance(left, str):
             widths = [int(digits) for digits in re.findall(r"[0-9]+", left)]
             widths += [value for value in (right if isinstance(right, tuple) else (right,))
                        if isinstance(value, int)]
-            if max(widths, default=0) > MAX_CHARACTERS:
-                raise TemplateLimitError(f"a value longer than {MAX_CHARACTERS:,} characters")
-        if operator == "+" and _size(left) + _size(right) > MAX_CHARACTERS:
-            raise TemplateLimitError(f"a value longer than {MAX_CHARACTERS:,} characters")
+            if max(widths, default=0) > limit:
+                raise TemplateLimitError(f"a value longer than {limit:,} characters")
+        if operator == "+" and _size(left) + _size(right) > limit:
+            raise TemplateLimitError(f"a value longer than {limit:,} characters")
         return self.checked(super().call_binop(context, operator, left, right))
 
 
 def limited_filters(environment: LimitedSandbox) -> None:
-    """Wrap every filter of ``environment`` so that no integer argument is above
-    :data:`MAX_CHARACTERS` (``center(10**9)``) and no result is longer."""
+    """Wrap every filter of ``environment`` so that no integer argument is above its
+    ``max_characters`` (``center(10**9)``) and no result is longer."""
     for name, function in list(environment.filters.items()):
         if name == _COUNTED:
             continue
@@ -138,8 +144,9 @@ def _limited(environment: LimitedSandbox, function: Any) -> Any:
 
     def limited(*args: Any, **kwargs: Any) -> Any:
         values = [*args[first:], *kwargs.values()]
-        if any(isinstance(value, int) and value > MAX_CHARACTERS for value in values):
-            raise TemplateLimitError(f"a filter argument above {MAX_CHARACTERS:,}")
+        limit = environment.max_characters
+        if any(isinstance(value, int) and value > limit for value in values):
+            raise TemplateLimitError(f"a filter argument above {limit:,}")
         return environment.checked(function(*args, **kwargs))
 
     if passed is not None:
