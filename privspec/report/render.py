@@ -480,7 +480,7 @@ def _template_problem(name: str, error: Exception) -> str:
     what = getattr(error, "message", None) or str(error)
     if not isinstance(error, jinja2.TemplateError):
         what = f"{what} ({type(error).__name__})" if what else type(error).__name__
-    return " ".join(f"template {where}: {what}".split())
+    return one_line(f"template {where}: {what}")
 
 
 def _figure_context(report: Report, fmt: str,
