@@ -192,10 +192,13 @@ def test_hostile_file_names_and_titles_do_not_run_tex(pdflatex: str, tmp_path: P
         assert not (tmp_path / "PWNED").exists()
 
 
-#: Every letter and sign of Latin-1, Latin Extended-A and -B, and some of Latin Extended
-#: Additional (Vietnamese, one or two accents).
-LATIN = "".join(chr(code) for code in range(0xA0, 0x250)
-                if unicodedata.category(chr(code))[0] in "LPSN") + " ạ ế ḍ ẞ ᵏ ₖ ﬁ ⓐ"
+#: Every letter and sign of Latin-1, Latin Extended-A, -B and Additional, phonetic
+#: superscripts, superscripts and subscripts, and a ligature and a circled letter.
+LATIN = "".join(chr(code) for start, end in ((0xA0, 0x250), (0x1D2C, 0x1D6B),
+                                              (0x1E00, 0x1F00), (0x2070, 0x20A0))
+                for code in range(start, end)
+                if unicodedata.category(chr(code))[0] in "LPSN") + " ﬁ ⓐ"
+LATIN = " ".join(LATIN[start:start + 12] for start in range(0, len(LATIN), 12))  # lines break
 
 
 @pytest.mark.parametrize("paper", ["standalone", "OT1", "T1"])
@@ -204,7 +207,7 @@ def test_any_latin_title_compiles(pdflatex: str, tmp_path: Path, paper: str) -> 
     (T1) and the fragment, in a paper of either font encoding, compile without dropping
     one (a letter no encoding has prints as its code point, [U+0126])."""
     report = _reports()["dpsgd-tier1"].model_copy(update={
-        "title": f"ę ą « » Ð Þ Đ Ŋ Ħ ĸ Ŀ ŉ Ŧ ſ {LATIN}", "unit": LATIN,
+        "title": f"ę ą « » Ð Þ Đ Ŋ Ħ ĸ Ŀ ŉ Ŧ ſ {LATIN}", "unit": "ę ą Ħ ĸ Ŀ ŉ Ŧ ſ Ǎ ǚ",
         "description": LATIN})
     if paper == "standalone":
         (document,) = render_documents(report, "latex", variant="standalone")
