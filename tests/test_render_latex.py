@@ -222,3 +222,12 @@ def test_any_latin_title_compiles(pdflatex: str, tmp_path: Path, paper: str) -> 
             "\\begin{document}\\section*{\\privspecCifarOneZeroDpsgdEpsEightTitle}"
             "\\input{f.tex}\\end{document}\n", encoding="utf-8")
     _compile(pdflatex, tmp_path, "paper")
+
+
+def test_a_long_unit_of_code_points_compiles(pdflatex: str, tmp_path: Path) -> None:
+    """A caption is measured on one line, which TeX stops at 16,384pt: a unit of 300
+    letters no encoding has ([U+1F600] each) is named in the text, not in captions."""
+    report = _reports()["dpsgd-tier1"].model_copy(update={"unit": "😀" * 300})
+    (document,) = render_documents(report, "latex", variant="standalone")
+    (tmp_path / "report.tex").write_text(document.text, encoding="utf-8")
+    _compile(pdflatex, tmp_path, "report")

@@ -100,9 +100,11 @@ def raw_values(source: str, fmt: str, name: str = "<template>") -> list[str]:
     scope.imports = {str(imported.target) for imported in tree.find_all(nodes.Import)}
     for block in tree.find_all(nodes.AssignBlock):  # {% set x %}…{% endset %}: template text
         scope.safe |= _names(block.target)
-    for assign in tree.find_all(nodes.Assign):
-        if _safe(assign.node, scope):
-            scope.safe |= _names(assign.target)
+    assigned = list(tree.find_all(nodes.Assign))
+    scope.safe |= {name for assign in assigned if _safe(assign.node, scope)
+                   for name in _names(assign.target)}
+    scope.safe -= {name for assign in assigned if not _safe(assign.node, scope)
+                   for name in _names(assign.target)}
     for loop in tree.find_all(nodes.For):
         if _safe(loop.iter, scope):
             scope.safe |= _names(loop.target)
@@ -134,6 +136,7 @@ def test_every_printed_value_is_escaped_or_privspec_made(path: Path) -> None:
     ("markdown", "{{ report.title }}"),
     ("markdown", "{{ report.title | capfirst }}"),
     ("markdown", "{% set t = report.title %}{{ t | trim }}"),
+    ("markdown", "{% set t = report.title | esc %}{% set t = report.unit %}{{ t }}"),
     ("html", "{{ report.unit if x else report.title | esc }}"),
     ("html", "{{ report | scope }}"),
     ("latex", r"\input{((( macros_file )))}"),
