@@ -21,8 +21,9 @@ from privspec.report.render import _environment
 TEMPLATES = Path(__file__).resolve().parent.parent / "privspec" / "report" / "templates"
 #: The filters that make any value safe in each format's output.
 ESCAPING = {
-    "markdown": {"esc", "code", "comment", "cell", "inline", "paragraphs"},
-    "latex": {"esc", "comment", "paragraphs", "caveat", "risk", "scope"},
+    "markdown": {"esc", "code", "comment", "cell", "fenced", "paragraphs"},
+    # risk, scope and gdp_gap render text/ templates for LaTeX (render._latex_text)
+    "latex": {"esc", "comment", "paragraphs", "caveat", "risk", "scope", "gdp_gap"},
     "html": {"esc", "paragraphs"},
 }
 #: Filters whose output is a number privspec formats (or a δ as a lookup key).
@@ -38,6 +39,18 @@ PRIVSPEC_MADE = {
     "report.spec_sha256",  # hexadecimal
     "svg", "risk_svg",  # the HTML page's figures, drawn by privspec.report.figures
     "files[]",  # a Markdown figure link: percent-encoded by render._link
+}
+#: Markdown that privspec built with these same filters before it reached the template
+#: (privspec.workflows.diffing and pull_request, tested against hostile names by
+#: tests/test_hostile_names.py), and counts.
+PRIVSPEC_MARKDOWN = {
+    "marker",  # the comment's own marker, <!-- privspec-action -->
+    "hashes",  # a heading's "#"s
+    "heading_note", "preface", "changes",  # Markdown made by diffing.markdown_from_diff
+    "row.label",  # the diff table's own row names (μ, regret, ε at δ …)
+    "s.problem",  # "invalid spec" or "cannot evaluate"
+    "s.budget", "s.details",  # Markdown rendered from budget.md.j2 and diff.md.j2
+    "over", "invalid",  # counts of sections
 }
 #: pgfplots coordinates and axis limits: numbers written by privspec.report.figures.
 PRIVSPEC_MADE_PREFIXES = ("pgf.",)
@@ -73,17 +86,31 @@ def _safe(node: nodes.Node | None, scope: Scope) -> bool:
     if isinstance(node, nodes.Filter):
         if node.name == _COUNTED or node.name in KEEPING:
             return _safe(node.node, scope)
-        return node.name in ESCAPING[scope.fmt] | NUMBERS
+        return node.name in ESCAPING[scope.fmt] | NUMBERS or node.name == "length"
     if isinstance(node, nodes.CondExpr):
         return _safe(node.expr1, scope) and _safe(node.expr2, scope)
     if isinstance(node, nodes.Concat):
         return all(_safe(part, scope) for part in node.nodes)
     if isinstance(node, nodes.Call):  # a macro's output: its own values are checked
+        if isinstance(node.node, nodes.Getattr) and node.node.attr in ("rstrip", "strip"):
+            return _safe(node.node.node, scope)  # white space off a safe value
         callee = _dotted(node.node) or ""
         return callee in scope.macros or callee.split(".")[0] in scope.imports
+    if isinstance(node, nodes.Sub | nodes.Add):  # arithmetic on counts
+        return _count(node.left) and _count(node.right)
+    if isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Dict):
+        return all(isinstance(pair.value, nodes.Const) for pair in node.node.items)  # a word
     name = _dotted(node)
     return name is not None and (name in scope.safe or name in PRIVSPEC_MADE
+                                 or (scope.fmt == "markdown" and name in PRIVSPEC_MARKDOWN)
                                  or name.startswith(PRIVSPEC_MADE_PREFIXES))
+
+
+def _count(node: nodes.Node) -> bool:
+    """Whether ``node`` is a count: a ``length``, a whole-number constant or a loop bound."""
+    return ((isinstance(node, nodes.Filter) and node.name == "length")
+            or (isinstance(node, nodes.Const) and isinstance(node.value, int))
+            or _dotted(node) in ("listed",))
 
 
 def _names(target: nodes.Node) -> set[str]:
@@ -113,17 +140,9 @@ def raw_values(source: str, fmt: str, name: str = "<template>") -> list[str]:
             if not isinstance(node, nodes.TemplateData) and not _safe(node, scope)]
 
 
-#: The pull-request comment's templates print paths, git names and details raw; they are
-#: being escaped for issue 27 (item 1) on another branch.  Strict: once they pass, this
-#: mark fails the test until it is removed.
-_BEING_ESCAPED = pytest.mark.xfail(strict=True, reason="issue 27 item 1: PR comment escaping")
-
-
-def _templates() -> list[object]:
-    paths = sorted(path for path in TEMPLATES.rglob("*.j2")
-                   if path.relative_to(TEMPLATES).parts[0] != "text")
-    return [pytest.param(path, marks=_BEING_ESCAPED) if path.name in (
-        "budget.md.j2", "diff.md.j2", "pull-request.md.j2") else path for path in paths]
+def _templates() -> list[Path]:
+    return sorted(path for path in TEMPLATES.rglob("*.j2")
+                  if path.relative_to(TEMPLATES).parts[0] != "text")
 
 
 @pytest.mark.parametrize("path", _templates(), ids=lambda p: str(p.relative_to(TEMPLATES)))
