@@ -44,6 +44,9 @@ from privspec.numerics.curve import LossPMF, delta_for_epsilons, pmfs_from_pld, 
 from privspec.numerics.portable_pld import (
     LOG_TAIL_MASS,
     MAX_LOSS,
+    SECONDS_PER_NOISE_VALUE,
+    SLOW_SECONDS_PER_NOISE_VALUE,
+    check_discrete_release,
     check_discrete_support,
     discrete_gaussian_pld,
     discrete_loss_pld,
@@ -478,7 +481,7 @@ class _Lowering:
         """One release given by a dp-accounting PLD.  All distinct releases are held
         until they are composed: their memory counts against the budget together."""
         pmfs = tuple(_cut_above_range(pmf) for pmf in pmfs_from_pld(pld))
-        spend(SECONDS_PER_RELEASE, "building the releases")
+        spend(SECONDS_PER_RELEASE, "building the releases", fixed=True)
         self.built += 1
         progress.step(f"building releases at h = {self.h:g}", self.built, len(self.paths))
         hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,
@@ -645,11 +648,18 @@ class _Lowering:
             if rate == 1.0:
                 return discrete_gaussian_pld(event.sigma, sensitivity=event.sensitivity,
                                              discretization=h)
+            # (about dp-accounting's truncation bound, both sides, and the shift)
+            check_discrete_release(math.ceil(24 * event.sigma) + event.sensitivity + 1,
+                                   ratio * ratio / 2 + 13 * ratio, h, directions=2)
             return plds.from_discrete_gaussian_mechanism(
                 event.sigma, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
         if isinstance(event, ev.DiscreteLaplaceEvent):
             refuse_loss_above_range(event.parameter * event.sensitivity)
+            check_discrete_release(event.sensitivity + 1, event.parameter * event.sensitivity,
+                                   h, directions=1 if rate == 1.0 else 2,
+                                   seconds_per_value=SLOW_SECONDS_PER_NOISE_VALUE if rate < 1.0
+                                   else SECONDS_PER_NOISE_VALUE)
             return plds.from_discrete_laplace_mechanism(
                 event.parameter, sensitivity=event.sensitivity, sampling_prob=rate,
                 value_discretization_interval=h, use_connect_dots=True)
