@@ -386,8 +386,7 @@ def test_discrete_releases_are_costed_by_their_noise_values(
     from privspec.numerics.accounting import account
     from privspec.spec.loader import spec_from_data
 
-    with cost.budget(2**30, 0.1):
-        with pytest.raises(cost.CostError) as refused:
-            account(spec_from_data(spec(mechanism)))
+    with cost.budget(2**30, 0.1), pytest.raises(cost.CostError) as refused:
+        account(spec_from_data(spec(mechanism)))
     assert refused.value.resource == "time" and math.isinf(refused.value.factor)
     assert refused.value.estimate == pytest.approx(seconds, rel=0.02)
