@@ -390,3 +390,27 @@ def test_discrete_releases_are_costed_by_their_noise_values(
         account(spec_from_data(spec(mechanism)))
     assert refused.value.resource == "time" and math.isinf(refused.value.factor)
     assert refused.value.estimate == pytest.approx(seconds, rel=0.02)
+
+
+def test_a_sampled_laplace_gets_the_grid_it_needs_and_stays_within_a_thousandth() -> None:
+    """Poisson-sampled Laplace (ε = 1) at q = 0.001 over 10,000 steps kept h = 10⁻⁴ and
+    printed ε 0.116 % above the truth.  Checked against dp-accounting's own PLDs at
+    h = 2 × 10⁻⁶: its connect-the-dots composition (pessimistic, about 10⁻⁶ above the
+    truth at this step) and its optimistic privacy buckets (below the truth)."""
+    from dp_accounting.pld import privacy_loss_distribution as plds
+
+    mechanism = {"repeat": {"count": 10_000, "mechanism": {"poisson_sampled": {
+        "sampling_rate": 0.001, "mechanism": {"laplace": {"scale": 1.0}}}}}}
+    report = privspec.evaluate(spec(mechanism))
+    assert report.accounting.discretization == 5e-5
+    ours = {row.delta: row.epsilon for row in report.epsilons}
+
+    def reference(pessimistic: bool) -> dict[float, float]:
+        pld = plds.from_laplace_mechanism(
+            1.0, sampling_prob=0.001, value_discretization_interval=2e-6,
+            pessimistic_estimate=pessimistic, use_connect_dots=pessimistic).self_compose(10_000)
+        return {delta: pld.get_epsilon_for_delta(delta) for delta in ours}
+
+    upper, lower = reference(True), reference(False)
+    for delta, epsilon in ours.items():
+        assert lower[delta] <= epsilon <= 1.001 * upper[delta]
