@@ -49,7 +49,7 @@ class _Tally:
     attempt; seconds of the work started in all attempts (an abandoned attempt's
     building was done, its refused composition was not), and before this attempt; of
     this attempt's seconds, those no discretization reduces (``fixed``); and the largest
-    memory estimate of the block's last attempt (``peak``)."""
+    memory estimate of any attempt in the block (``peak``)."""
 
     held: float = 0.0
     spent: float = 0.0
@@ -129,7 +129,7 @@ def record_peak(estimate: float) -> None:
 
 def last_peak() -> float:
     """The largest memory estimate (bytes, the computation's own: the interpreter and
-    libraries aside) of the last attempt of the last ``budget`` block that ended: what
+    libraries aside) of any attempt in the last ``budget`` block that ended: what
     ``benchmarks/`` compares with the measured peak."""
     return _LAST_PEAK.get()
 
@@ -182,7 +182,7 @@ def reset_held() -> None:
     """Start a new attempt: its releases are built anew; the time spent so far stays."""
     tally = _TALLY.get()
     if tally is not None:
-        tally.held, tally.before, tally.fixed, tally.peak = 0.0, tally.spent, 0.0, 0.0
+        tally.held, tally.before, tally.fixed = 0.0, tally.spent, 0.0
 
 
 #: Bytes a lowered release takes per PMF point, held until it is composed and then
