@@ -414,3 +414,22 @@ def test_a_sampled_laplace_gets_the_grid_it_needs_and_stays_within_a_thousandth(
     upper, lower = reference(True), reference(False)
     for delta, epsilon in ours.items():
         assert lower[delta] <= epsilon <= 1.001 * upper[delta]
+
+
+def test_a_finer_grid_never_publishes_weaker_guarantees_than_the_coarse_one() -> None:
+    """User-level DP-FedAvg (z = 1, 100 of 342,477 users, 1,000 rounds): the default
+    budget coarsened it to h = 10⁻³ (estimate 2.8 GB, peak 340 MB), and following the
+    caveat's advice (8 GiB) gave h = 10⁻⁴ composed without an error bound, with other
+    figures.  Now the uncertified h = 10⁻⁴ is reported beside the certified figures,
+    which are the same whatever the budget, and the caveat says to publish those."""
+    fedavg = spec({"dpsgd": {"noise_multiplier": 1.0, "batch_size": 100,
+                             "dataset_size": 342_477, "steps": 1000}})
+    default, generous = privspec.evaluate(fedavg), privspec.evaluate(fedavg, memory_budget=8)
+    for report in (default, generous):
+        codes = [w.code for w in report.warnings]
+        assert "accounting/uncertified-composition" not in codes
+        assert "accounting/coarsened" not in codes
+        (why,) = [w for w in report.warnings if w.code == "accounting/uncertified-finer"]
+        assert why.values["finer"] == 1e-4 and "publish these" in why.message
+    assert default.gdp.mu == generous.gdp.mu
+    assert default.accounting.discretization == generous.accounting.discretization

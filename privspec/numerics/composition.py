@@ -46,7 +46,7 @@ from dp_accounting.pld import common, pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, require, spend
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, require, spend
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -497,6 +497,10 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
     from the lengths its own truncation bounds give, before any FFT."""
     # Each self-composition spans what dp-accounting's own Chernoff bounds keep (far
     # less than count × size), and composing them spans their sum.
+    reach = sum(count * (abs(f.grid[1]) + f.probs.size) for f, count in factors if f.grid)
+    if reach > _LARGEST_INDEX:  # (its grid indices would overflow)
+        raise CostError(f"composing the releases spans {reach:.2g} grid steps, beyond "
+                        "what a grid can index", math.inf, math.inf)
     points = float(sum(_self_composed_length(f, count, truncation) for f, count in factors))
     require(_ACCOUNTANT_BYTES_PER_POINT * points, "composing the releases")
     spend(_ACCOUNTANT_SECONDS_PER_POINT * points * math.log2(max(2.0, points)),
@@ -514,6 +518,9 @@ def _self_composed_length(factor: LossPMF, count: int, truncation: float) -> int
     lower, upper = common.compute_self_convolve_bounds(factor.probs, count, truncation)
     return max(int(upper - lower + 1), int(factor.probs.size))
 
+
+#: Largest grid index dp-accounting's composition can hold (numpy's int64, with room).
+_LARGEST_INDEX = 2**62
 
 #: Bytes dp-accounting's FFT composition takes per point of its result: the transform,
 #: its power, the inverse (complex), the real part and its rolled copy, and the plan.
@@ -549,16 +556,24 @@ def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
     (``cgf``) take about ten arrays the size of all releases' entries together."""
     window = min(lattice.width + 1, 30 * extent.spread)
     widest = min(lattice.width + 1, 30 * extent.spread_at_top)
+    cached = min(_tilt_lengths(lattice, extent), _CACHED_PLANS * widest)
     entries = float(sum(part.probs.size for part in lattice.parts))
     return (window * 222.0 + 100.0 * extent.covered + HELD_BYTES_PER_POINT * entries
-            + _PLAN_CACHE_BYTES_PER_POINT * widest)
+            + _PLAN_BYTES_PER_POINT * cached)
 
 
-#: Bytes scipy's FFT keeps per point of its widest transform: it caches the plans (the
-#: twiddle factors, a double a point) of the last 16 lengths, and each tilt has its own
-#: (measured: 190 MB after 15 tilts of up to 1.7 million points; the tilts' windows
-#: reach about 30 standard deviations of the composition tilted to the top).
-_PLAN_CACHE_BYTES_PER_POINT = 16 * 8.0
+#: scipy's FFT keeps the plans of its last 16 lengths (each tilt has its own), about
+#: 10 bytes a point each (measured: 190 MB after 15 tilts of up to 1.7 million points;
+#: a tilt's window reaches about 30 standard deviations of the composition tilted to
+#: the top of its range).
+_CACHED_PLANS, _PLAN_BYTES_PER_POINT = 16, 10.0
+
+
+def _tilt_lengths(lattice: _Lattice, extent: _Extent) -> float:
+    """The FFT lengths of all the tilts together, estimated (``estimated_seconds``)."""
+    heavy = extent.spread_at_top / extent.spread
+    window = 30 * (extent.spread + extent.spread_at_top * (0.5 + 2 * heavy))
+    return min(6 * (lattice.width + 1), window)
 
 
 #: Estimated seconds of the tilted composition, per FFT point and tilt (a single
@@ -578,9 +593,7 @@ def estimated_seconds(lattice: _Lattice, extent: _Extent) -> float:
     composition and, of the composition tilted to the top of its range, about 1.5 windows
     for Gaussian-like losses and up to 6 for heavy-tailed ones (DP-SGD's, whose tilted
     spread is several times the untilted)."""
-    heavy = extent.spread_at_top / extent.spread
-    window = 30 * (extent.spread + extent.spread_at_top * (0.5 + 2 * heavy))
-    lengths = min(6 * (lattice.width + 1), window)
+    lengths = _tilt_lengths(lattice, extent)
     entries = float(sum(part.probs.size for part in lattice.parts))
     return (lengths * (_SECONDS_PER_POINT + _SECONDS_PER_RELEASE_POINT * len(lattice.parts))
             + _CGF_CALLS * _SECONDS_PER_CGF_ENTRY * entries)
