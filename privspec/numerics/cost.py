@@ -56,6 +56,7 @@ class _Tally:
     before: float = 0.0
     fixed: float = 0.0
     peak: float = 0.0
+    resident: float = 0.0  # the mechanism's own objects, beside every computation
 
     def over_time(self, seconds: float, fixed: bool = False) -> float | None:
         """The factor by which this attempt's work, ``seconds`` more included (no grid
@@ -114,17 +115,30 @@ def spend(seconds: float, what: str, *, fixed: bool = False) -> None:
 
 def require(estimate: float, what: str) -> None:
     """``CostError`` when ``what`` needs about ``estimate`` bytes, above the budget."""
+    tally = _TALLY.get()
+    estimate += tally.resident if tally else 0.0
     if estimate > memory_budget():
         raise CostError(f"{what} needs about {gib(estimate)}", estimate,
                         estimate / memory_budget())
-    record_peak(estimate)
+    if tally is not None:
+        tally.peak = max(tally.peak, estimate)
 
 
 def record_peak(estimate: float) -> None:
-    """Note that this attempt's computation is about to take ``estimate`` bytes at once."""
+    """Note that this attempt's computation is about to take ``estimate`` bytes at once
+    (beside the mechanism's own objects, ``reside``)."""
     tally = _TALLY.get()
     if tally is not None:
-        tally.peak = max(tally.peak, estimate)
+        tally.peak = max(tally.peak, tally.resident + estimate)
+
+
+def reside(size: float) -> None:
+    """Count ``size`` bytes of the mechanism's own objects (its parts, their events)
+    beside every estimate of the block."""
+    tally = _TALLY.get()
+    if tally is not None:
+        tally.resident = max(tally.resident, size)
+        tally.peak = max(tally.peak, tally.resident)
 
 
 def last_peak() -> float:

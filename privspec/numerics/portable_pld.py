@@ -437,6 +437,21 @@ def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: flo
         pld_pmf.create_pmf_pessimistic_connect_dots(discretization, points, deltas))
 
 
+def sampled_laplace_pld(scale: float, *, sensitivity: float, sampling_prob: float,
+                        discretization: float) -> Any:
+    """``from_laplace_mechanism(scale, sensitivity=…, sampling_prob=…,
+    value_discretization_interval=discretization, use_connect_dots=True)``: built by the
+    library, both directions' grids checked against the budgets together first."""
+    bounds = [plm.LaplacePrivacyLoss(scale, sensitivity=sensitivity, sampling_prob=sampling_prob,
+                                     adjacency_type=adjacency).connect_dots_bounds()
+              for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD)]
+    check_grids([_grid_range(b, discretization) for b in bounds], discretization,
+                seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+    return plds.from_laplace_mechanism(
+        scale, sensitivity=sensitivity, sampling_prob=sampling_prob,
+        value_discretization_interval=discretization, use_connect_dots=True)
+
+
 def laplace_pld(scale: float, *, sensitivity: float, discretization: float) -> Any:
     """``from_laplace_mechanism(scale, sensitivity=…, value_discretization_interval=
     discretization, use_connect_dots=True)``, without subsampling: a symmetric PLD."""
