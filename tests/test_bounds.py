@@ -252,7 +252,7 @@ def test_a_time_budget_coarsens_the_grid_and_the_report_says_why() -> None:
     assert why.values["resource"] == "time" and "accounting.time_budget" in why.message
     again = privspec.evaluate(spec(dpsgd, discretization=1e-5), time_budget=3)
     assert again.gdp == quick.gdp  # the override on the command line or in Python
-    full = privspec.evaluate(spec(dpsgd, discretization=1e-5))
+    full = privspec.evaluate(spec(dpsgd, discretization=1e-5), memory_budget=2)
     assert full.accounting.discretization == 1e-5
     assert quick.gdp.mu is not None and full.gdp.mu is not None
     assert full.gdp.mu <= quick.gdp.mu  # coarser is as pessimistic, looser
