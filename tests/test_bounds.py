@@ -453,3 +453,19 @@ def test_a_finer_grid_never_publishes_weaker_guarantees_than_the_coarse_one() ->
         assert why.values["finer"] == 1e-4 and "publish these" in why.message
     assert default.gdp.mu == generous.gdp.mu
     assert default.accounting.discretization == generous.accounting.discretization
+
+
+def test_what_the_process_computed_before_never_changes_a_report() -> None:
+    """A memory budget is checked against this report's own work: the FFT plans an
+    earlier evaluation left in scipy's (process-wide) cache used to count, so a spec
+    rendered after another one could fall to the closed-form bound (μ 44.8 instead of
+    0.686) where it alone was coarsened."""
+    spec = {"privspec": 1, "title": "t", "unit": "one record", "neighbouring": "add-or-remove",
+            "mechanism": {"dpsgd": {"noise_multiplier": 1.0, "sampling_rate": 0.01,
+                                    "steps": 2000}}}
+    alone = privspec.evaluate(spec, memory_budget=0.05, cache=False)
+    privspec.evaluate({**spec, "mechanism": {"dpsgd": {
+        "noise_multiplier": 0.9, "sampling_rate": 0.02, "steps": 3000}}}, cache=False)
+    after = privspec.evaluate(spec, memory_budget=0.05, cache=False)
+    assert after.model_dump_json() == alone.model_dump_json()
+    assert "accounting/coarsened" in {w.code for w in alone.warnings}

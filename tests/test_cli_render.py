@@ -85,14 +85,14 @@ def test_output_dir_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     args = ["render", LAPLACE, SURVEY, "-f", ALL_TARGETS, "--output-dir", out]
     assert main(args) == 0
     names = sorted(p.name for p in Path(out).iterdir())
-    assert len(names) == 14  # 5 documents and 2 figures (SVG, PNG) per spec
+    assert len(names) == 18  # 5 documents and 4 figures (2 SVG, 2 PNG) per spec
     assert "laplace-counts-model-card.md" in names
     assert "laplace-counts-tradeoff.png" in names
     assert "randomized-response-survey-standalone.tex" in names
     capsys.readouterr()
 
     assert main([*args, "--check"]) == 0
-    assert "14 file(s) up to date" in capsys.readouterr().err
+    assert "18 file(s) up to date" in capsys.readouterr().err
 
     stale = Path(out) / "laplace-counts.md"
     stale.write_text(stale.read_text(encoding="utf-8").replace("0.317", "0.3"),

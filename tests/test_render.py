@@ -50,11 +50,12 @@ def mask_versions(text: str) -> str:
                   r"\1 <version>", text)
 
 
-def example_figure(stem: str, fmt: str) -> tuple[str, str] | None:
+def example_figure(stem: str, fmt: str) -> tuple[str, ...] | None:
     """The figure files the CLI links from Markdown written to examples/rendered."""
     if fmt != "markdown":
         return None
-    return f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png"
+    return (f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png", f"{stem}-risk.svg",
+            f"{stem}-risk.png")
 
 
 def example_command(stem: str, fmt: str, variant: str) -> str:
@@ -95,11 +96,12 @@ def test_every_example_has_rendered_files() -> None:
         assert f"{stem}.md" in rendered
         assert f"{stem}.tex" in rendered
         assert f"{stem}.html" in rendered
-        assert {f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png"} <= rendered
+        assert {f"{stem}-tradeoff.svg", f"{stem}-tradeoff.png", f"{stem}-risk.svg",
+                f"{stem}-risk.png"} <= rendered
     orphans = {name for name in rendered
                if not any(name.startswith(stem + ext) for stem in stems
                           for ext in (".", "-model-card.", "-macros.", "-standalone.",
-                                      "-tradeoff."))}
+                                      "-tradeoff.", "-risk."))}
     assert not orphans, f"rendered files without an example: {sorted(orphans)}"
 
 

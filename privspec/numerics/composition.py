@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
@@ -47,7 +46,7 @@ from dp_accounting.pld import common, pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, require, spend
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, fft_plans, require, spend
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -740,9 +739,6 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
     return open_, noise
 
 
-#: The FFT lengths scipy holds plans for, least recently used first: its cache is the
-#: process's, so this mirrors it for the process (``_tilt_memory``).
-_PLANS: OrderedDict[int, None] = OrderedDict()
 #: Bytes a tilt takes per point of its FFT (measured: 26 to 66 bytes traced, from 14
 #: million points whose spectrum soon underflows to 1.3 million whose spectrum does
 #: not): the input, the spectrum, the running bounds and product, their logarithms, the
@@ -754,13 +750,14 @@ def _tilt_memory(lattice: _Lattice, length: int, covered: int) -> float:
     """Bytes in use while a tilt of FFT ``length`` runs, its plan cached: checked before
     each tilt, since a tilt's window is known only once its θ is (the estimate before
     the composition, ``estimated_memory``, is a forecast)."""
-    _PLANS[length] = None
-    _PLANS.move_to_end(length)
-    while len(_PLANS) > _CACHED_PLANS:
-        _PLANS.popitem(last=False)
+    plans = fft_plans()  # (scipy's cache is the process's; this counts this report's)
+    plans[length] = None
+    plans.move_to_end(length)
+    while len(plans) > _CACHED_PLANS:
+        plans.popitem(last=False)
     entries = float(sum(part.probs.size for part in lattice.parts))
     return (_TILT_BYTES_PER_POINT * length + 100.0 * covered + HELD_BYTES_PER_POINT * entries
-            + _PLAN_BYTES_PER_POINT * sum(_PLANS))
+            + _PLAN_BYTES_PER_POINT * sum(plans))
 
 
 def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:

@@ -14,10 +14,11 @@ The constants are seconds on a 2-core laptop, measured on the development machin
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from privspec.errors import EvaluationError
@@ -57,6 +58,10 @@ class _Tally:
     fixed: float = 0.0
     peak: float = 0.0
     resident: float = 0.0  # the mechanism's own objects, beside every computation
+    #: The FFT lengths whose plans this block's work left cached, least recently used
+    #: first (``composition._tilt_memory``): counted per block, never across blocks, so
+    #: that what a process computed before cannot change a report.
+    fft_plans: OrderedDict[int, None] = field(default_factory=OrderedDict)
 
     def over_time(self, seconds: float, fixed: bool = False) -> float | None:
         """The factor by which this attempt's work, ``seconds`` more included (no grid
@@ -87,6 +92,13 @@ def budget(size: float, seconds: float = TIME_BUDGET) -> Iterator[None]:
         _TALLY.reset(tally)
         _SECONDS.reset(clock)
         _BUDGET.reset(token)
+
+
+def fft_plans() -> OrderedDict[int, None]:
+    """The FFT lengths this ``budget`` block has planned (a fresh, unshared one outside
+    a block)."""
+    tally = _TALLY.get()
+    return tally.fft_plans if tally else OrderedDict()
 
 
 def held() -> float:
