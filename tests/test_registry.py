@@ -158,3 +158,18 @@ def test_a_closed_form_bound_is_not_described_as_a_fit_and_caveats_travel() -> N
     assert "Caveat: The numerical accounting would take longer" in \
         record["deployment"]["administrative"]["notes"]
     assert "closed-form bound" in record["deployment"]["accounting"]["composition"]
+
+
+def test_no_line_of_the_record_starts_with_a_strangers_text() -> None:
+    """A multi-line description was written as folded YAML, one paragraph a line, so
+    '::error …' started a line: a workflow command when the record is printed in a job."""
+    import privspec
+    from privspec.render import render
+
+    spec = {"privspec": 1, "title": "t", "unit": "one record", "neighbouring": "add-or-remove",
+            "description": "para one\n\n::error file=README.md::x\n\n  ::add-mask::y",
+            "mechanism": {"gaussian": {"sigma": 2}}}
+    text = render(privspec.evaluate(spec, cache=False), "registry")
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("::")]
+    record = yaml.safe_load(text)
+    assert record["deployment"]["basic"]["description"] == spec["description"]

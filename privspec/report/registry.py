@@ -155,12 +155,28 @@ def _tier_comment(tier: int) -> str:
             f"privspec's Tier I/II; {tier}: {why}")
 
 
+class _OneLineDumper(yaml.SafeDumper):
+    """A YAML writer that keeps every value on one line: text with line breaks is written
+    double-quoted with ``\n`` escapes, so that no line of the record starts with a
+    stranger's text (``::error`` is a GitHub workflow command when a record is printed
+    in a job's log)."""
+
+
+def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = '"' if any(char in text for char in "\r\n\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_OneLineDumper.add_representer(str, _text)
+
+
 def render_registry(report: Report) -> str:
     """The registry record as YAML, with a header saying what to fill in."""
     # One line per value (no folding): a record's text must not depend on where the
     # versions it names happen to wrap.
     record = registry_record(report)
-    body = yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=2**31 - 1)
+    body = yaml.dump(record, Dumper=_OneLineDumper, sort_keys=False, allow_unicode=True,
+                     width=2**31 - 1)
     line = f"\ntier: {record['tier']}\n"  # (a top-level key: one line at column 0)
     body = body.replace(line, line[:-1] + _tier_comment(record["tier"]) + "\n", 1)
     header = (
