@@ -167,7 +167,7 @@ def test_no_line_of_the_record_starts_with_a_strangers_text() -> None:
     from privspec.render import render
 
     spec = {"privspec": 1, "title": "t", "unit": "one record", "neighbouring": "add-or-remove",
-            "description": "para one\n\n::error file=README.md::x\n\n  ::add-mask::y",
+            "description": "para one\n\n::error file=README.md::x\n\n- a list\n\n1. item",
             "mechanism": {"gaussian": {"sigma": 2}}}
     text = render(privspec.evaluate(spec, cache=False), "registry")
     assert not [line for line in text.splitlines() if line.lstrip().startswith("::")]
