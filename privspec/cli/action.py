@@ -22,10 +22,8 @@ from typing import Annotated
 
 import typer
 
+from privspec.cli.output import EXIT_CANNOT_RUN
 from privspec.spec.diagnostics import printable
-from privspec.workflows.pull_request import ActionError, Request, run
-
-EXIT_CANNOT_RUN = 2
 
 
 def _optional_float(text: str) -> float | None:
@@ -109,6 +107,8 @@ def action(
 ) -> None:
     """Compare the specs a pull request changes and check their budgets: a Markdown
     comment, the job summary and step outputs (the GitHub Action's work)."""
+    from privspec.workflows.pull_request import ActionError, Request, run
+
     request = Request(base=base, head=head, repo=repo, max_mu=max_mu, max_epsilon=max_epsilon,
                       delta=delta, max_advantage=max_advantage,
                       require_tier1=_flag(require_tier1, "--require-tier1"),
