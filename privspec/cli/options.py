@@ -31,7 +31,7 @@ def _print_version(given: bool) -> None:
         return
     from importlib import metadata
 
-    from privspec import __version__
+    from privspec.version import __version__
 
     parts = [f"privspec {__version__}"]
     for package in ("dp-accounting", "numpy", "scipy"):
