@@ -75,6 +75,6 @@ def global_options(
     OPTIONS.traceback, OPTIONS.quiet = debug, quiet
     OPTIONS.memory_budget, OPTIONS.time_budget = memory_budget, time_budget
     if no_cache:  # for this command only
-        from privspec.report.cache import bypassed
+        from privspec.report.store import bypassed
 
         context.with_resource(bypassed())

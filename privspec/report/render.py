@@ -45,7 +45,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -54,7 +54,9 @@ from privspec.errors import PrivspecError
 from privspec.report import formatting
 from privspec.report.escaping import escape_latex, markdown_code, markdown_fenced
 from privspec.report.filters import NUMBER_FILTERS, filters
-from privspec.report.model import Caveat, Report, RiskRow, TradeoffRow
+
+if TYPE_CHECKING:  # (the model's display renders it: no import back at run time)
+    from privspec.report.model import Caveat, Report, RiskRow, TradeoffRow
 
 Format = Literal["markdown", "latex", "html", "json", "registry"]
 FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json", "registry")
