@@ -2,47 +2,82 @@
 in ``privspec.cli``) and :func:`main`. Exit codes: 0 fine, 1 ran but a check failed, 2
 could not run.
 
-Command modules import only typer and light modules at the top; numerical modules are
-imported inside the commands that need them, so that ``privspec validate`` never imports
-numpy, scipy or dp-accounting.
+A run imports only the module of the command it runs (the whole application for help,
+a mistyped command or none), and command modules import only typer and light modules at
+the top; numerical modules are imported inside the commands that need them, so that
+``privspec validate`` never imports numpy, scipy or dp-accounting.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import typer
 
-from privspec.cli import cache, importing
-from privspec.cli.action import action
-from privspec.cli.calibrate import calibrate
-from privspec.cli.check import check
-from privspec.cli.convert import convert
-from privspec.cli.diff import diff
-from privspec.cli.evaluate import evaluate
-from privspec.cli.export import export
 from privspec.cli.options import global_options
 from privspec.cli.output import EXIT_CANNOT_RUN, EXIT_OK
-from privspec.cli.plot import plot
-from privspec.cli.render import render
-from privspec.cli.schema import schema
-from privspec.cli.table import table
-from privspec.cli.validate import validate
 
-app = typer.Typer(
-    name="privspec",
-    help="Turn a *.privspec.yaml mechanism description into an honest privacy report.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.callback(invoke_without_command=False)(global_options)
-for command in (action, validate, schema, evaluate, convert, table, render, plot, diff, check,
-                export, calibrate):  # in the order of ``privspec --help``
-    app.command()(command)
-app.add_typer(importing.app, name="import")
-app.add_typer(cache.app, name="cache")
+#: Every command, by name: the module and function (or, for a group of commands, typer
+#: application) that runs it, in the order of ``privspec --help``.
+COMMANDS = {
+    "action": "privspec.cli.action:action",
+    "validate": "privspec.cli.validate:validate",
+    "schema": "privspec.cli.schema:schema",
+    "evaluate": "privspec.cli.evaluate:evaluate",
+    "convert": "privspec.cli.convert:convert",
+    "table": "privspec.cli.table:table",
+    "render": "privspec.cli.render:render",
+    "plot": "privspec.cli.plot:plot",
+    "diff": "privspec.cli.diff:diff",
+    "check": "privspec.cli.check:check",
+    "export": "privspec.cli.export:export",
+    "calibrate": "privspec.cli.calibrate:calibrate",
+    "import": "privspec.cli.importing:app",
+    "cache": "privspec.cli.cache:app",
+}
+#: Global options that take a value (``--memory-budget 2``), for :func:`_command_in`.
+_VALUED_OPTIONS = ("--memory-budget", "--time-budget")
+
+
+@functools.cache
+def application(*names: str) -> typer.Typer:
+    """The typer application with the commands ``names`` (all when none is named)."""
+    app = typer.Typer(
+        name="privspec",
+        help="Turn a *.privspec.yaml mechanism description into an honest privacy report.",
+        add_completion=False,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    app.callback(invoke_without_command=False)(global_options)
+    for name in names or tuple(COMMANDS):
+        module, attribute = COMMANDS[name].split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        if isinstance(command, typer.Typer):
+            app.add_typer(command, name=name)
+        else:
+            app.command()(command)
+    return app
+
+
+def _command_in(args: Sequence[str]) -> str | None:
+    """The command ``args`` run, when its name follows the global options; None for
+    anything else (no command, a mistyped one, ``--help`` before it), which the whole
+    application answers, so that help and errors list every command."""
+    arguments = iter(args)
+    for argument in arguments:
+        if argument in ("--help", "-h"):
+            return None
+        if argument in _VALUED_OPTIONS:
+            next(arguments, None)
+        elif not argument.startswith("-"):
+            return argument if argument in COMMANDS else None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,13 +85,23 @@ def main(argv: list[str] | None = None) -> int:
 
     Typer's standalone mode prints usage errors itself and exits with their code (2);
     every command ends with ``typer.Exit`` or returns (0)."""
+    args = sys.argv[1:] if argv is None else argv
+    command = _command_in(args)
+    app = application(command) if command is not None else application()
     try:
-        app(args=argv, prog_name="privspec", standalone_mode=True)
+        app(args=args, prog_name="privspec", standalone_mode=True)
     except SystemExit as stop:
         if stop.code is None:
             return EXIT_OK
         return stop.code if isinstance(stop.code, int) else EXIT_CANNOT_RUN
     return EXIT_OK  # pragma: no cover - standalone mode always exits
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole application (built on first use)."""
+    if name == "app":
+        return application()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":  # pragma: no cover
