@@ -205,6 +205,20 @@ def test_user_template_dir_from_the_command_line(tmp_path: Path,
         "Ten counting queries with Laplace noise at ε = 0.1 each: 0.317-GDP\n")
 
 
+@pytest.mark.parametrize("source", ["{{ 1/0 }}", "{{ range(100000000)|list }}",
+                                    "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"])
+def test_a_failing_user_template_is_one_line_exit_2_and_no_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str) -> None:
+    (tmp_path / "markdown").mkdir()
+    (tmp_path / "markdown" / "report.md.j2").write_text(source, encoding="utf-8")
+    out = tmp_path / "out.md"
+    assert main(["render", LAPLACE, "-o", str(out), "--template-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("privspec render: error: ") and "template markdown/report.md.j2" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
 def test_same_stem_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     copy = tmp_path / "laplace-counts.privspec.yaml"
     shutil.copy(LAPLACE, copy)

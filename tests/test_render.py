@@ -357,6 +357,46 @@ def test_user_templates_are_sandboxed(tmp_path: Path, source: str) -> None:
         render(FIXTURES["dpsgd-tier1"](), "markdown", template_dir=tmp_path)
 
 
+@pytest.mark.parametrize(("source", "says"), [
+    # Jinja2 3.1.5 printed the environment variable (CVE-2025-27516); 3.1.6 refuses it.
+    ("{{ ('{0.__init__.__globals__[sys].modules[os].environ[HOME]}'|attr('format'))"
+     "(report) }}", "unsafe"),
+    ("{{ 1/0 }}", "division by zero"),
+    ("{{ range(100000000)|list }}", "Range too big"),
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+     "more than 1,000,000 loop iterations"),
+    ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "recursion"),
+    ("{{ ('x' * 10**9)|length }}", "longer than 1,000,000"),
+    ("{{ 10**100000 }}", "above 2^10000"),
+    ("{{ 'x'|center(1000000000) }}", "above 1,000,000"),
+    ("{{ '%1000000000d' % 1 }}", "longer than 1,000,000"),
+    ("{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}"
+     "{% endfor %}", "longer than 1,000,000"),
+    ("{{ ('ab' * 400000)|list|sort|join|replace('a', 'aaa') }}", "longer than 1,000,000"),
+    ("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
+     "an output longer than 10,000,000"),
+])
+def test_runaway_and_failing_templates_are_one_error(tmp_path: Path, source: str,
+                                                     says: str) -> None:
+    """A stranger's template that fails, escapes or runs away ends in one RenderError of
+    one line, naming the template and its line, within seconds and little memory."""
+    (tmp_path / "markdown").mkdir()
+    (tmp_path / "markdown" / "report.md.j2").write_text("\n" + source, encoding="utf-8")
+    with pytest.raises(RenderError, match=re.escape(says)) as raised:
+        render(FIXTURES["dpsgd-tier1"](), "markdown", template_dir=tmp_path)
+    message = str(raised.value)
+    assert message.startswith("template markdown/report.md.j2 (report.md.j2:2): ") or (
+        message.startswith("template markdown/report.md.j2: an output")), message
+    assert "\n" not in message
+
+
+def test_jinja2_is_required_at_a_version_without_the_format_escape() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "Jinja2>=3.1.6" in config["project"]["dependencies"]
+
+
 def test_missing_values_are_errors_not_blanks(tmp_path: Path) -> None:
     (tmp_path / "markdown").mkdir()
     (tmp_path / "markdown" / "report.md.j2").write_text("{{ report.nothing }}",

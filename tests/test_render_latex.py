@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,8 @@ def _compile(pdflatex: str, directory: Path, name: str) -> str:
         result = subprocess.run(
             [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
              f"{name}.tex"],
-            cwd=directory, capture_output=True, text=True, timeout=120, check=False,
-            env={**os.environ, "TEXMFOUTPUT": str(directory)})
+            cwd=directory, capture_output=True, text=True, errors="replace", timeout=120,
+            check=False, env={**os.environ, "TEXMFOUTPUT": str(directory)})
         log = (directory / f"{name}.log").read_text(encoding="latin-1")
         if result.returncode != 0:
             errors = [line for line in log.splitlines() if line.startswith("!")]
@@ -151,3 +152,82 @@ def test_inputting_the_same_macros_twice_is_an_error(pdflatex: str, tmp_path: Pa
                             timeout=120, check=False)
     assert result.returncode != 0
     assert "already defined" in result.stdout
+
+
+#: A spec file name that ends the fragment's comment line and runs TeX (issue 27): reads a
+#: file into the paper, and with -shell-escape runs a shell command.
+HOSTILE_NAME = ("x\n\\input{secret.txt}\\typeout{INJECTED}\\immediate\\write18{touch PWNED}"
+                "\n%.privspec.yaml")
+#: A title whose ^^M and ^^J would end a comment line if TeX read them as line breaks.
+HOSTILE_TITLE = ("t ^^M\\typeout{INJECTED} ^^J\\typeout{INJECTED} \r\\typeout{INJECTED}"
+                 "\u2028\\typeout{INJECTED}")
+
+
+def test_hostile_file_names_and_titles_do_not_run_tex(pdflatex: str, tmp_path: Path) -> None:
+    """The file name and title reach comments, \\input hints, macros and the command to
+    re-render: with shell escape on, nothing of them runs, reads a file or ends a line."""
+    report = _reports()["dpsgd-tier1"].model_copy(update={
+        "spec_path": HOSTILE_NAME, "title": HOSTILE_TITLE})
+    (tmp_path / "secret.txt").write_text("\\typeout{SECRET READ}\n", encoding="utf-8")
+    macros, fragment = render_documents(report, "latex")
+    (standalone,) = render_documents(report, "latex", variant="standalone")
+    for document in (macros, fragment, standalone):
+        assert "INJECTED" in document.text  # the words stay, as text
+        for line in document.text.splitlines():
+            assert "\\input{secret" not in line or line.startswith("%"), line
+    (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
+    (tmp_path / "f.tex").write_text(fragment.text, encoding="utf-8")
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\\usepackage{booktabs}\\input{m.tex}\\begin{document}"
+        "\\input{f.tex}\\end{document}\n", encoding="utf-8")
+    (tmp_path / "report.tex").write_text(standalone.text, encoding="utf-8")
+    for name in ("paper", "report"):
+        result = subprocess.run(
+            [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-shell-escape",
+             f"{name}.tex"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+            check=False)
+        assert result.returncode == 0, result.stdout[-3000:]
+        printed = result.stdout.splitlines()  # \typeout prints its text on a line alone
+        assert "INJECTED" not in printed and "SECRET READ" not in printed
+        assert not (tmp_path / "PWNED").exists()
+
+
+#: Every letter and sign of Latin-1, Latin Extended-A, -B and Additional, phonetic
+#: superscripts, superscripts and subscripts, and a ligature and a circled letter.
+LATIN = "".join(chr(code) for start, end in ((0xA0, 0x250), (0x1D2C, 0x1D6B),
+                                              (0x1E00, 0x1F00), (0x2070, 0x20A0))
+                for code in range(start, end)
+                if unicodedata.category(chr(code))[0] in "LPSN") + " ﬁ ⓐ"
+LATIN = " ".join(LATIN[start:start + 12] for start in range(0, len(LATIN), 12))  # lines break
+
+
+@pytest.mark.parametrize("paper", ["standalone", "OT1", "T1"])
+def test_any_latin_title_compiles(pdflatex: str, tmp_path: Path, paper: str) -> None:
+    """ę ą « » Ð Þ Đ Ŋ Ħ ĸ Ŀ ŉ Ŧ ſ and every other Latin letter: the standalone document
+    (T1) and the fragment, in a paper of either font encoding, compile without dropping
+    one (a letter no encoding has prints as its code point, [U+0126])."""
+    report = _reports()["dpsgd-tier1"].model_copy(update={
+        "title": f"ę ą « » Ð Þ Đ Ŋ Ħ ĸ Ŀ ŉ Ŧ ſ {LATIN}", "unit": "ę ą Ħ ĸ Ŀ ŉ Ŧ ſ Ǎ ǚ",
+        "description": LATIN})
+    if paper == "standalone":
+        (document,) = render_documents(report, "latex", variant="standalone")
+        (tmp_path / "paper.tex").write_text(document.text, encoding="utf-8")
+    else:
+        macros, fragment = render_documents(report, "latex")
+        (tmp_path / "m.tex").write_text(macros.text, encoding="utf-8")
+        (tmp_path / "f.tex").write_text(fragment.text, encoding="utf-8")
+        encoding = r"\usepackage[T1]{fontenc}" if paper == "T1" else ""
+        (tmp_path / "paper.tex").write_text(
+            f"\\documentclass{{article}}{encoding}\\usepackage{{booktabs}}\\input{{m.tex}}"
+            "\\begin{document}\\section*{\\privspecCifarOneZeroDpsgdEpsEightTitle}"
+            "\\input{f.tex}\\end{document}\n", encoding="utf-8")
+    _compile(pdflatex, tmp_path, "paper")
+
+
+def test_a_long_unit_of_code_points_compiles(pdflatex: str, tmp_path: Path) -> None:
+    """A caption is measured on one line, which TeX stops at 16,384pt: a unit of 300
+    letters no encoding has ([U+1F600] each) is named in the text, not in captions."""
+    report = _reports()["dpsgd-tier1"].model_copy(update={"unit": "😀" * 300})
+    (document,) = render_documents(report, "latex", variant="standalone")
+    (tmp_path / "report.tex").write_text(document.text, encoding="utf-8")
+    _compile(pdflatex, tmp_path, "report")

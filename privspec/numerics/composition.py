@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
@@ -42,11 +43,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 import scipy.fft
-from dp_accounting.pld import pld_pmf
+from dp_accounting.pld import common, pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, require, spend
+from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, require, spend
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -353,6 +354,11 @@ def _sparse_convolve(a: tuple[np.ndarray, FloatArray, float], b: tuple[np.ndarra
     return offsets + first, dense[offsets], ea + eb + (min(ia.size, ib.size) + 1) * _U
 
 
+#: Bytes an atom-by-atom convolution takes per product: the index sums, the products
+#: and their raveled copy (measured: 36 MB at 1.5 million products).
+_SPARSE_BYTES_PER_PRODUCT = 32.0
+
+
 def _sparse_direct(lattice: _Lattice) -> tuple[FloatArray, float] | None:
     """The composition by direct convolution of atoms, for factors with few positive
     entries spread far apart (discrete noise: its losses are a grid index apart by
@@ -366,7 +372,10 @@ def _sparse_direct(lattice: _Lattice) -> tuple[FloatArray, float] | None:
                  ) -> tuple[np.ndarray, FloatArray, float] | None:
         nonlocal budget
         budget -= a[0].size * b[0].size
-        return _sparse_convolve(a, b) if budget >= 0 else None
+        if budget < 0:
+            return None
+        require(_SPARSE_BYTES_PER_PRODUCT * a[0].size * b[0].size, "composing the releases")
+        return _sparse_convolve(a, b)
 
     for part in lattice.parts:
         atoms = np.flatnonzero(part.probs > 0)
@@ -493,15 +502,38 @@ def _accountant_compose(factors: Sequence[tuple[LossPMF, int]], h: float,
                         truncation: float) -> LossPMF:
     """``accountant_compose`` as a LossPMF, for a composition that no tilt resolves to
     ``MAX_RELATIVE_ERROR``.  Its tail values carry no relative error bound:
-    ``certified`` is False and the report says so.  Its FFTs may span the whole support
-    (about 16 arrays of it), so that is the estimate held to the budget."""
-    points = sum(count * f.probs.size for f, count in factors)
-    require(16 * 8.0 * points, "composing the releases")
-    spend(_ACCOUNTANT_SECONDS_PER_POINT * points * math.log2(max(2, max(c for _, c in factors))),
+    ``certified`` is False and the report says so.  Its memory and time are estimated
+    from the lengths its own truncation bounds give, before any FFT."""
+    # Each self-composition spans what dp-accounting's own Chernoff bounds keep (far
+    # less than count × size), and composing them spans their sum.
+    reach = sum(count * (abs(f.grid[1]) + f.probs.size) for f, count in factors if f.grid)
+    if reach > _LARGEST_INDEX:  # (its grid indices would overflow)
+        raise CostError(f"composing the releases spans {reach:.2g} grid steps, beyond "
+                        "what a grid can index", math.inf, math.inf)
+    points = float(sum(_self_composed_length(f, count, truncation) for f, count in factors))
+    require(_ACCOUNTANT_BYTES_PER_POINT * points, "composing the releases")
+    spend(_ACCOUNTANT_SECONDS_PER_POINT * points * math.log2(max(2.0, points)),
           "composing the releases")
     pmf = accountant_compose(factors, h, truncation)
     (composed,) = pmfs_from_pld(pld_module.PrivacyLossDistribution(pmf))
     return dataclasses.replace(composed, certified=False)
+
+
+def _self_composed_length(factor: LossPMF, count: int, truncation: float) -> int:
+    """Points of dp-accounting's ``count``-fold self-composition of ``factor`` (its FFT
+    length: at least the factor's own), from the library's own truncation bounds."""
+    if count == 1:
+        return int(factor.probs.size)
+    lower, upper = common.compute_self_convolve_bounds(factor.probs, count, truncation)
+    return max(int(upper - lower + 1), int(factor.probs.size))
+
+
+#: Largest grid index dp-accounting's composition can hold (numpy's int64, with room).
+_LARGEST_INDEX = 2**62
+
+#: Bytes dp-accounting's FFT composition takes per point of its result: the transform,
+#: its power, the inverse (complex), the real part and its rolled copy, and the plan.
+_ACCOUNTANT_BYTES_PER_POINT = 100.0
 
 
 @dataclass(frozen=True)
@@ -532,8 +564,25 @@ def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
     bytes a point in all); the covered range keeps a dozen arrays; the cumulant sums
     (``cgf``) take about ten arrays the size of all releases' entries together."""
     window = min(lattice.width + 1, 30 * extent.spread)
+    widest = min(lattice.width + 1, 30 * extent.spread_at_top)
+    cached = min(_tilt_lengths(lattice, extent), _CACHED_PLANS * widest)
     entries = float(sum(part.probs.size for part in lattice.parts))
-    return window * 222.0 + 100.0 * extent.covered + HELD_BYTES_PER_POINT * entries
+    return (window * 222.0 + 100.0 * extent.covered + HELD_BYTES_PER_POINT * entries
+            + _PLAN_BYTES_PER_POINT * cached)
+
+
+#: scipy's FFT keeps the plans of its last 16 lengths (each tilt has its own), about
+#: 12 bytes a point each with the heap they fragment (measured: 190 MB after 15 tilts of
+#: up to 1.7 million points; a tilt's window reaches about 30 standard deviations of
+#: the composition tilted to the top of its range).
+_CACHED_PLANS, _PLAN_BYTES_PER_POINT = 16, 12.0
+
+
+def _tilt_lengths(lattice: _Lattice, extent: _Extent) -> float:
+    """The FFT lengths of all the tilts together, estimated (``estimated_seconds``)."""
+    heavy = extent.spread_at_top / extent.spread
+    window = 30 * (extent.spread + extent.spread_at_top * (0.5 + 2 * heavy))
+    return min(6 * (lattice.width + 1), window)
 
 
 #: Estimated seconds of the tilted composition, per FFT point and tilt (a single
@@ -542,7 +591,7 @@ def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
 #: which a composition makes about ``_CGF_CALLS``.
 _SECONDS_PER_POINT, _SECONDS_PER_RELEASE_POINT = 2e-7, 2e-8
 _CGF_CALLS, _SECONDS_PER_CGF_ENTRY = 300.0, 1e-8
-#: Estimated seconds of dp-accounting's FFT composition per point and squaring.
+#: Estimated seconds of dp-accounting's FFT composition per point and log₂ of the points.
 _ACCOUNTANT_SECONDS_PER_POINT = 1e-7
 
 
@@ -553,9 +602,7 @@ def estimated_seconds(lattice: _Lattice, extent: _Extent) -> float:
     composition and, of the composition tilted to the top of its range, about 1.5 windows
     for Gaussian-like losses and up to 6 for heavy-tailed ones (DP-SGD's, whose tilted
     spread is several times the untilted)."""
-    heavy = extent.spread_at_top / extent.spread
-    window = 30 * (extent.spread + extent.spread_at_top * (0.5 + 2 * heavy))
-    lengths = min(6 * (lattice.width + 1), window)
+    lengths = _tilt_lengths(lattice, extent)
     entries = float(sum(part.probs.size for part in lattice.parts))
     return (lengths * (_SECONDS_PER_POINT + _SECONDS_PER_RELEASE_POINT * len(lattice.parts))
             + _CGF_CALLS * _SECONDS_PER_CGF_ENTRY * entries)
@@ -675,6 +722,7 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
     a, b = max(w0, lo), min(w0 + length - 1, hi)
     if a > b:  # pragma: no cover - every window reaches the offset it aims at
         raise CompositionError("a tilt's window misses the composition's range")
+    require(_tilt_memory(lattice, length, best_error.size), "composing the releases")
     log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped, (a, b))
     noise = max(noise, seen)
     theirs = slice(a - lo, b - lo + 1)
@@ -690,6 +738,29 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
                            | (material & np.isfinite(best_log[rest])
                               & (best_error[rest] > best_log[rest] + math.log(goal))))
     return open_, noise
+
+
+#: The FFT lengths scipy holds plans for, least recently used first: its cache is the
+#: process's, so this mirrors it for the process (``_tilt_memory``).
+_PLANS: OrderedDict[int, None] = OrderedDict()
+#: Bytes a tilt takes per point of its FFT (measured: 26 to 66 bytes traced, from 14
+#: million points whose spectrum soon underflows to 1.3 million whose spectrum does
+#: not): the input, the spectrum, the running bounds and product, their logarithms, the
+#: inverse transform and its rolled copy.  Which it is shows only after the transform.
+_TILT_BYTES_PER_POINT = 66.0
+
+
+def _tilt_memory(lattice: _Lattice, length: int, covered: int) -> float:
+    """Bytes in use while a tilt of FFT ``length`` runs, its plan cached: checked before
+    each tilt, since a tilt's window is known only once its θ is (the estimate before
+    the composition, ``estimated_memory``, is a forecast)."""
+    _PLANS[length] = None
+    _PLANS.move_to_end(length)
+    while len(_PLANS) > _CACHED_PLANS:
+        _PLANS.popitem(last=False)
+    entries = float(sum(part.probs.size for part in lattice.parts))
+    return (_TILT_BYTES_PER_POINT * length + 100.0 * covered + HELD_BYTES_PER_POINT * entries
+            + _PLAN_BYTES_PER_POINT * sum(_PLANS))
 
 
 def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:

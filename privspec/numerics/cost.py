@@ -47,22 +47,29 @@ def time_budget() -> float:
 class _Tally:
     """Within one ``budget`` block: bytes of the releases held for composition in this
     attempt; seconds of the work started in all attempts (an abandoned attempt's
-    building was done, its refused composition was not), and before this attempt."""
+    building was done, its refused composition was not), and before this attempt; of
+    this attempt's seconds, those no discretization reduces (``fixed``); and the largest
+    memory estimate of any attempt in the block (``peak``)."""
 
     held: float = 0.0
     spent: float = 0.0
     before: float = 0.0
+    fixed: float = 0.0
+    peak: float = 0.0
+    resident: float = 0.0  # the mechanism's own objects, beside every computation
 
-    def over_time(self, seconds: float) -> float | None:
-        """The factor by which this attempt's work, ``seconds`` more included, exceeds
-        the time a next attempt would have left (this one's work done counts); None when
-        it fits."""
+    def over_time(self, seconds: float, fixed: bool = False) -> float | None:
+        """The factor by which this attempt's work, ``seconds`` more included (no grid
+        reduces them when ``fixed``), exceeds the time a next attempt would have left
+        (this one's work done counts); None when it fits, ∞ when no grid would."""
         if self.spent + seconds <= time_budget():
             return None
         left = time_budget() - self.spent
-        if left <= 0.01 * time_budget():
-            return math.inf  # nothing left for another attempt
-        return (self.spent - self.before + seconds) / left
+        unreduced = self.fixed + (seconds if fixed else 0.0)
+        reducible = self.spent - self.before + seconds - unreduced
+        if left <= 0.01 * time_budget() or unreduced >= left or reducible <= 0:
+            return math.inf  # nothing left for another attempt, or no grid helps
+        return reducible / (left - unreduced)
 
 
 _TALLY: ContextVar[_Tally | None] = ContextVar("tally", default=None)
@@ -75,6 +82,8 @@ def budget(size: float, seconds: float = TIME_BUDGET) -> Iterator[None]:
     try:
         yield
     finally:
+        done = _TALLY.get()
+        _LAST_PEAK.set(done.peak if done else 0.0)
         _TALLY.reset(tally)
         _SECONDS.reset(clock)
         _BUDGET.reset(token)
@@ -86,25 +95,60 @@ def held() -> float:
     return tally.held if tally else 0.0
 
 
-def spend(seconds: float, what: str) -> None:
-    """Count ``seconds`` (estimated) for ``what``, about to start; ``CostError`` (and
-    nothing counted) when the work so far and this would exceed the time budget."""
+def spend(seconds: float, what: str, *, fixed: bool = False) -> None:
+    """Count ``seconds`` (estimated) for ``what``, about to start (work no coarser grid
+    reduces when ``fixed``); ``CostError`` (and nothing counted) when the work so far
+    and this would exceed the time budget."""
     tally = _TALLY.get()
     if tally is None:
         return
-    factor = tally.over_time(seconds)
+    factor = tally.over_time(seconds, fixed)
     if factor is not None:
         total = tally.spent + seconds
-        raise CostError(f"{what} would bring the accounting to about {duration(total)}",
-                        total, factor, resource="time")
+        anyway = " at any discretization" if math.isinf(factor) else ""
+        raise CostError(f"{what} would bring the accounting to about {duration(total)}"
+                        f"{anyway}", total, factor, resource="time")
     tally.spent += seconds
+    if fixed:
+        tally.fixed += seconds
 
 
 def require(estimate: float, what: str) -> None:
     """``CostError`` when ``what`` needs about ``estimate`` bytes, above the budget."""
+    tally = _TALLY.get()
+    estimate += tally.resident if tally else 0.0
     if estimate > memory_budget():
         raise CostError(f"{what} needs about {gib(estimate)}", estimate,
                         estimate / memory_budget())
+    if tally is not None:
+        tally.peak = max(tally.peak, estimate)
+
+
+def record_peak(estimate: float) -> None:
+    """Note that this attempt's computation is about to take ``estimate`` bytes at once
+    (beside the mechanism's own objects, ``reside``)."""
+    tally = _TALLY.get()
+    if tally is not None:
+        tally.peak = max(tally.peak, tally.resident + estimate)
+
+
+def reside(size: float) -> None:
+    """Count ``size`` bytes of the mechanism's own objects (its parts, their events)
+    beside every estimate of the block."""
+    tally = _TALLY.get()
+    if tally is not None:
+        tally.resident = max(tally.resident, size)
+        tally.peak = max(tally.peak, tally.resident)
+
+
+def last_peak() -> float:
+    """The largest memory estimate (bytes, the computation's own: the interpreter and
+    libraries aside) of any attempt in the last ``budget`` block that ended: what
+    ``benchmarks/`` compares with the measured peak."""
+    return _LAST_PEAK.get()
+
+
+_LAST_PEAK: ContextVar[float] = ContextVar("last_peak", default=0.0)
 
 
 def hold(size: float, count: int, expected: int) -> None:
@@ -127,8 +171,12 @@ def hold(size: float, count: int, expected: int) -> None:
         raise CostError(f"{many} take about {gib(projected)} to hold and compose", projected,
                         max(tally.held, projected / PROJECTION_MARGIN) / memory_budget(),
                         where)
-    overhead = max(count, expected) * SECONDS_PER_RELEASE
-    if overhead > time_budget():  # at any discretization
+    record_peak(tally.held)
+    # Work no grid reduces: each release's overhead (known), and discrete noise's sums
+    # (projected from the releases built).
+    exact, projected_fixed = max(count, expected) * SECONDS_PER_RELEASE, tally.fixed * scale
+    if exact > time_budget() or projected_fixed > PROJECTION_MARGIN * time_budget():
+        overhead = max(exact, projected_fixed)
         raise CostError(f"building {many} takes about {duration(overhead)} at any "
                         "discretization; fewer distinct stages (or a larger "
                         "accounting.time_budget) bring it within reach", overhead, math.inf,
@@ -148,7 +196,7 @@ def reset_held() -> None:
     """Start a new attempt: its releases are built anew; the time spent so far stays."""
     tally = _TALLY.get()
     if tally is not None:
-        tally.held, tally.before = 0.0, tally.spent
+        tally.held, tally.before, tally.fixed = 0.0, tally.spent, 0.0
 
 
 #: Bytes a lowered release takes per PMF point, held until it is composed and then
@@ -204,3 +252,15 @@ def duration(seconds: float) -> str:
 SECONDS_PER_RELEASE = 2e-3
 #: Estimated seconds per privacy-loss grid point of a release as it is built.
 SECONDS_PER_GRID_POINT = 5e-7
+
+
+#: Resident memory of the interpreter with numpy, scipy and dp-accounting loaded (measured:
+#: 123 MiB before any computation), and of the heap that earlier computations of the
+#: same run leave fragmented (measured: up to 20 MiB more before the largest one).
+INTERPRETER_BYTES = 160 * 2.0**20
+
+
+def process_estimate(computation: float) -> float:
+    """The peak resident memory of a process whose computation takes ``computation``
+    bytes at most (``last_peak``): what a measured peak is compared with."""
+    return INTERPRETER_BYTES + computation

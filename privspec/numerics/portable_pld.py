@@ -41,6 +41,7 @@ from privspec.numerics.cost import (
     gib,
     held,
     memory_budget,
+    record_peak,
     spend,
 )
 
@@ -201,6 +202,7 @@ def check_grids(ranges: list[tuple[int, int]], discretization: float, *,
     points = upper - lower + 1
     estimate = points * BYTES_PER_GRID_POINT
     if held() + estimate <= memory_budget():  # beside the releases built so far
+        record_peak(held() + estimate)
         total = sum(up - low + 1 for low, up in ranges)
         spend(total * seconds_per_point, f"building a release of {total:,} grid points")
         return
@@ -209,6 +211,28 @@ def check_grids(ranges: list[tuple[int, int]], discretization: float, *,
         f"{upper * discretization:.4g}]: {points:,} grid points at discretization "
         f"h = {discretization:g}, about {gib(estimate)} to build", estimate,
         (held() + estimate) / memory_budget())
+
+
+#: Estimated seconds per noise value a discrete release's privacy losses are computed at,
+#: one by one in Python: dp-accounting's connect-the-dots loop without sampling, and
+#: (about three times as long) with sampling, per direction, or privspec's discrete
+#: Gaussian; and per grid point its δ(ε) is evaluated at (an inversion each).
+SECONDS_PER_NOISE_VALUE = 5e-7
+SLOW_SECONDS_PER_NOISE_VALUE = 1.5e-6
+SECONDS_PER_DISCRETE_POINT = 3e-6
+
+
+def check_discrete_release(values: int, largest_loss: float, discretization: float, *,
+                           directions: int = 1,
+                           seconds_per_value: float = SLOW_SECONDS_PER_NOISE_VALUE) -> None:
+    """Before a discrete release's PLD is built from its ``values`` noise values (per
+    direction), whose losses lie within ±``largest_loss``: the loop over the values
+    costs the same at any discretization (``spend`` with ``fixed``), the grid points
+    next to each loss (at most two a value) as any grid does (``check_grids``)."""
+    spend(directions * values * seconds_per_value, f"summing over {values:,} noise values", fixed=True)
+    half = min(values, math.ceil(min(largest_loss, MAX_LOSS) / discretization) + 1)
+    check_grids([(-half, half)] * directions, discretization,
+                seconds_per_point=SECONDS_PER_DISCRETE_POINT)
 
 
 def _connect_the_dots(loss: Any, discretization: float) -> Any:
@@ -400,8 +424,9 @@ def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: flo
     check_discrete_support(sigma, sensitivity)
     loss = _PortableDiscreteGaussianLoss(sigma, sensitivity)
     bounds = loss.connect_dots_bounds()
-    check_grid(math.floor(loss.privacy_loss(bounds.upper_x) / discretization),
-               math.ceil(loss.privacy_loss(bounds.lower_x) / discretization), discretization)
+    check_discrete_release(bounds.upper_x - bounds.lower_x + 1, max(
+        abs(loss.privacy_loss(bounds.upper_x)), abs(loss.privacy_loss(bounds.lower_x))),
+        discretization)
     grid: set[int] = set()
     for x in range(bounds.lower_x, bounds.upper_x + 1):
         scaled = loss.privacy_loss(x) / discretization
@@ -410,6 +435,21 @@ def discrete_gaussian_pld(sigma: float, *, sensitivity: int, discretization: flo
     deltas = loss.get_delta_for_epsilon(points * discretization)
     return plds.PrivacyLossDistribution(
         pld_pmf.create_pmf_pessimistic_connect_dots(discretization, points, deltas))
+
+
+def sampled_laplace_pld(scale: float, *, sensitivity: float, sampling_prob: float,
+                        discretization: float) -> Any:
+    """``from_laplace_mechanism(scale, sensitivity=…, sampling_prob=…,
+    value_discretization_interval=discretization, use_connect_dots=True)``: built by the
+    library, both directions' grids checked against the budgets together first."""
+    bounds = [plm.LaplacePrivacyLoss(scale, sensitivity=sensitivity, sampling_prob=sampling_prob,
+                                     adjacency_type=adjacency).connect_dots_bounds()
+              for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD)]
+    check_grids([_grid_range(b, discretization) for b in bounds], discretization,
+                seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+    return plds.from_laplace_mechanism(
+        scale, sensitivity=sensitivity, sampling_prob=sampling_prob,
+        value_discretization_interval=discretization, use_connect_dots=True)
 
 
 def laplace_pld(scale: float, *, sensitivity: float, discretization: float) -> Any:

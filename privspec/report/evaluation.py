@@ -70,7 +70,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         model = given.model_copy(update={"accounting": accounting})
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), \
-                cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30,
+                cost.budget(computation_bytes(model.accounting.memory_budget),
                             model.accounting.time_budget):
             # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
@@ -87,9 +87,16 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         raise InternalError(internal_failure(error)) from error
 
 
-#: The share of ``accounting.memory_budget`` left to one computation (the rest holds
-#: Python, numpy, scipy and dp-accounting themselves).
+#: The smallest share of ``accounting.memory_budget`` left to one computation.
 COMPUTATION_SHARE = 0.6
+
+
+def computation_bytes(budget: float) -> float:
+    """Bytes one computation may take within a budget of ``budget`` GiB for the whole
+    process: what Python, numpy, scipy and dp-accounting hold is set aside
+    (``cost.INTERPRETER_BYTES``), but at least ``COMPUTATION_SHARE`` of it is left."""
+    whole = budget * 2**30
+    return max(COMPUTATION_SHARE * whole, whole - cost.INTERPRETER_BYTES)
 #: Steps a coarser discretization is chosen from (times powers of ten).
 _NICE_STEPS = (1.0, 2.0, 5.0)
 #: The coarsest discretization the spec allows.
@@ -151,6 +158,10 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
         return _bound_instead(model, path, spec_path, _cost_refusal(model, over),
                               "accounting/too-costly", **_budget_values(model, over))
     final = used.accounting.discretization
+    if _uncertified(report):
+        certified = _certified_coarser(used, path, spec_path, report)
+        if certified is not None:
+            return certified
     if final == asked or (final < asked and report.gdp.bound):  # (a bound has no grid)
         return report
     why = (caveat("accounting/discretization-chosen", used=final, default=asked)
@@ -158,6 +169,49 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
            caveat("accounting/coarsened", asked=asked, used=final,
                   **_budget_values(model, over)))
     return report.model_copy(update={"warnings": [why, *report.warnings]})
+
+
+#: Coarser grids tried, as multiples of the one whose composition was uncertified.
+_CERTIFIED_SEARCH = (2.0, 5.0, 10.0)
+
+
+def _uncertified(report: Report) -> bool:
+    return any(w.code == "accounting/uncertified-composition" for w in report.warnings)
+
+
+def _certified_coarser(used: Spec, path: str | None, spec_path: str | None,
+                       finer: Report) -> Report | None:
+    """The report at the finest coarser grid (up to ten times ``used``'s) whose
+    composition is certified, within what is left of the budgets, with a caveat giving
+    the uncertified figures of ``finer`` and saying which to publish; None when there is
+    none (``finer`` then stands, with its own caveat)."""
+    h = used.accounting.discretization
+    for scale in _CERTIFIED_SEARCH:
+        coarse = float(f"{h * scale:.1g}")
+        if coarse > COARSEST:
+            return None
+        cost.release_memory()
+        cost.reset_held()
+        try:
+            report = assemble(_at(used, coarse), path, spec_path)
+        except (cost.CostError, MemoryError, RangeError):
+            return None
+        if report.gdp.bound:
+            return None
+        if not _uncertified(report):
+            return report.model_copy(update={"warnings": [
+                _uncertified_finer(finer, h, coarse), *report.warnings]})
+    return None
+
+
+def _uncertified_finer(finer: Report, h: float, used: float) -> Caveat:
+    """The caveat of a report composed at ``used`` because ``h`` was uncertified."""
+    values: dict[str, Any] = {"finer": h, "used": used, "finer_mu": finer.gdp.mu}
+    if finer.gdp.mu is None:
+        values["finer_mu"] = math.inf
+    if finer.epsilons:
+        values.update(finer_epsilon=finer.epsilons[0].epsilon, delta=finer.epsilons[0].delta)
+    return caveat("accounting/uncertified-finer", **values)
 
 
 def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
@@ -177,7 +231,7 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
 
     as_poisson = spec_from_data(_with_poisson(model.model_dump(mode="json", exclude_unset=True)))
     try:  # a computation of its own, with budgets of its own
-        with cost.budget(COMPUTATION_SHARE * model.accounting.memory_budget * 2**30,
+        with cost.budget(computation_bytes(model.accounting.memory_budget),
                          model.accounting.time_budget):
             poisson = _within_budget(as_poisson, None, None).gdp
     except InternalError:

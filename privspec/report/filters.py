@@ -11,6 +11,7 @@ from privspec.report.escaping import (
     escape_markdown,
     latex_paragraphs,
     markdown_paragraphs,
+    one_line,
 )
 from privspec.report.formatting import (
     REGRET_RESOLUTION,
@@ -34,9 +35,15 @@ NUMBER_FILTERS = ("mu", "epsilon", "delta", "advantage", "regret", "error_bound"
                   "tpr", "given", "count", "chance")
 
 
+def _markdown_text(text: str) -> str:
+    """User text as inline Markdown, on one line without control or format characters
+    (a terminal escape, a bidirectional override)."""
+    return escape_markdown(one_line(text))
+
+
 def filters(style: Style) -> dict[str, Callable[..., object]]:
     """The Jinja filters of one output style: numbers, escaping, small helpers."""
-    escape: Callable[[str], str] = escape_latex if style == "latex" else escape_markdown
+    escape: Callable[[str], str] = escape_latex if style == "latex" else _markdown_text
     paragraphs: Callable[[str], list[str]] = (
         latex_paragraphs if style == "latex" else markdown_paragraphs
     )

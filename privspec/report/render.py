@@ -5,7 +5,8 @@ values the evaluator computed.  Numbers go through the filters of
 :mod:`privspec.report.formatting` (conservative rounding, one place); user strings go
 through an explicit escape filter per format (``esc``), since autoescaping is
 off.  Templates are Jinja2 with ``StrictUndefined`` (a missing value is an
-error, never a blank), rendered in a sandbox, and ship in the package under
+error, never a blank), rendered in a sandbox with limits (:mod:`privspec.report.sandbox`;
+any failure is one :class:`RenderError`), and ship in the package under
 ``privspec/report/templates/``; a user directory with the same layout overrides them.
 
 LaTeX templates use delimiters that do not collide with TeX: ``((* block *))``,
@@ -48,12 +49,24 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from privspec.errors import PrivspecError
 from privspec.report import formatting
-from privspec.report.escaping import escape_latex, markdown_code, markdown_fenced
+from privspec.report.escaping import (
+    escape_latex,
+    latex_comment,
+    markdown_code,
+    markdown_fenced,
+    one_line,
+)
 from privspec.report.filters import NUMBER_FILTERS, filters
+from privspec.report.sandbox import (
+    MAX_CHARACTERS,
+    MAX_USER_CHARACTERS,
+    LimitedSandbox,
+    TemplateLimitError,
+    limited_filters,
+)
 
 if TYPE_CHECKING:  # (the model's display renders it: no import back at run time)
     from privspec.report.model import Caveat, Report, RiskRow, TradeoffRow
@@ -186,9 +199,6 @@ def delta_key(delta: float) -> str:
     return formatting.format_number(delta, "nearest", "plain", digits=17)
 
 
-def _comment(text: str) -> str:
-    """A string on one line, for a comment in the output."""
-    return " ".join(str(text).split())
 
 
 def _latex_macro_name(text: str) -> str:
@@ -197,7 +207,7 @@ def _latex_macro_name(text: str) -> str:
     return text
 
 
-def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja2.Environment:
+def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> LimitedSandbox:
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
         directory = Path(template_dir)
@@ -223,13 +233,14 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
             comment_end_string="=))",
             line_statement_prefix=None,
         )
-    environment = ImmutableSandboxedEnvironment(**options)
+    environment = LimitedSandbox(
+        MAX_CHARACTERS if template_dir is None else MAX_USER_CHARACTERS, **options)
     environment.filters.update(filters(_STYLES[fmt]))
     if fmt == "html":
         environment.filters["esc"] = _escape_html
         environment.filters["paragraphs"] = _html_paragraphs
     environment.filters["code"] = markdown_code
-    environment.filters["comment"] = _comment
+    environment.filters["comment"] = latex_comment if fmt == "latex" else one_line
     environment.filters["deltakey"] = delta_key
     if fmt == "latex":
         environment.filters["caveat"] = latex_caveat
@@ -238,6 +249,7 @@ def _environment(fmt: str, template_dir: str | os.PathLike[str] | None) -> jinja
     environment.filters["scope"] = lambda report: scope_text(report, fmt)
     environment.filters["target_parts"] = target_parts
     environment.filters["gdp_gap"] = lambda report: gap_text(report, fmt)
+    limited_filters(environment)
     return environment
 
 
@@ -343,7 +355,7 @@ def _escape_latex_keeping_spaces(text: str) -> str:
     """:func:`escape_latex` of a piece of a sentence, keeping the spaces at its ends."""
     lead = " " if text[:1].isspace() else ""
     trail = " " if text[-1:].isspace() and text.strip() else ""
-    return lead + escape_latex(text) + trail
+    return lead + escape_latex(text, starts_line=False) + trail
 
 
 def render_markdown(template: str, **context: Any) -> str:
@@ -356,9 +368,10 @@ def render_markdown(template: str, **context: Any) -> str:
 
 
 def _escape_html(text: str) -> str:
+    """``text`` as HTML text or attribute value, on one line."""
     import html
 
-    return html.escape(str(text), quote=True)
+    return html.escape(one_line(text), quote=True)
 
 
 def _html_paragraphs(text: str) -> list[str]:
@@ -436,11 +449,7 @@ def render_documents(
     context.update(_figure_context(report, fmt, figure))
     documents = []
     for part, name, suffix in plan:
-        try:
-            text = environment.get_template(name).render(context)
-        except jinja2.TemplateError as error:
-            raise RenderError(_template_problem(name, error)) from error
-        documents.append(Document(part, suffix, text))
+        documents.append(Document(part, suffix, _rendered(environment, name, context)))
     return documents
 
 
@@ -480,12 +489,25 @@ def render_table(
     if fmt not in ("markdown", "latex"):
         raise RenderError(f"unknown format {fmt!r}; choose one of markdown, latex, json")
     environment = _environment(fmt, template_dir)
-    name = f"{fmt}/table{_EXTENSIONS[fmt]}.j2"
+    return _rendered(environment, f"{fmt}/table{_EXTENSIONS[fmt]}.j2",
+                     {"reports": list(reports), "labels": row_labels(reports)})
+
+
+def _rendered(environment: LimitedSandbox, name: str, context: Mapping[str, Any]) -> str:
+    """The template ``name`` rendered within the sandbox's limits; any failure of the
+    template (an error, a limit, a runaway recursion) is one :class:`RenderError`."""
+    environment.start()
+    pieces: list[str] = []
+    size = 0
     try:
-        return environment.get_template(name).render({"reports": list(reports),
-                                                      "labels": row_labels(reports)})
-    except jinja2.TemplateError as error:
+        for piece in environment.get_template(name).generate(context):
+            size += len(piece)
+            if size > MAX_CHARACTERS:
+                raise TemplateLimitError(f"an output longer than {MAX_CHARACTERS:,} characters")
+            pieces.append(piece)
+    except Exception as error:  # a stranger's template: every failure is one line
         raise RenderError(_template_problem(name, error)) from error
+    return "".join(pieces)
 
 
 def row_labels(reports: Sequence[Report]) -> list[str]:
@@ -508,11 +530,22 @@ def row_labels(reports: Sequence[Report]) -> list[str]:
     return labels
 
 
-def _template_problem(name: str, error: jinja2.TemplateError) -> str:
+def _template_problem(name: str, error: Exception) -> str:
+    """``template NAME (FILE:LINE): what went wrong``, on one line."""
+    import traceback
+
     where = name
     if isinstance(error, jinja2.TemplateSyntaxError):
-        where = f"{error.filename or error.name or name}:{error.lineno}"
-    return f"template {where}: {error.message or type(error).__name__}"
+        where = f"{name} ({PurePath(error.filename or error.name or name).name}:{error.lineno})"
+    else:
+        lines = [(frame.filename, frame.lineno) for frame in traceback.extract_tb(
+            error.__traceback__) if frame.filename.endswith(".j2")]
+        if lines:
+            where = f"{name} ({PurePath(lines[-1][0]).name}:{lines[-1][1]})"
+    what = getattr(error, "message", None) or str(error)
+    if not isinstance(error, jinja2.TemplateError):
+        what = f"{what} ({type(error).__name__})" if what else type(error).__name__
+    return one_line(f"template {where}: {what}")
 
 
 def _figure_context(report: Report, fmt: str,

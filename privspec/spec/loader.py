@@ -38,7 +38,9 @@ from privspec.spec.models import (
 from privspec.spec.yaml_reader import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
+    MAX_NODES,
     TOO_DEEP,
+    TOO_MANY_NODES,
     diagnostic_at,
     read_text,
 )
@@ -183,22 +185,29 @@ __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_t
 def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
     """Validate spec data (as a YAML file would hold it) with the loader's diagnostics
     (data nested deeper than a spec file may be is refused as such a file would be)."""
-    if _depth(data) > MAX_DEPTH:
+    deepest, nodes = _size(data)
+    if deepest > MAX_DEPTH:
         raise SpecError([Diagnostic(name, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)])
+    if nodes > MAX_NODES:  # refused before it is written out as YAML (seconds)
+        raise SpecError([Diagnostic(name, 1, 1, "", TOO_MANY_NODES, Code.IO_TOO_LARGE)])
     return load_spec_text(dump_spec_data(data), name)
 
 
-def _depth(data: Any) -> int:
-    """How deeply mappings and lists nest in ``data`` (without recursion: any depth)."""
-    deepest, pending = 0, [(data, 1)]
-    while pending:
+def _size(data: Any) -> tuple[int, int]:
+    """How deeply mappings and lists nest in ``data``, and how many YAML nodes it makes
+    (keys included), without recursion; both stop growing past their limits."""
+    deepest, nodes, pending = 0, 0, [(data, 1)]
+    while pending and nodes <= MAX_NODES:
         value, depth = pending.pop()
+        nodes += 1
         if isinstance(value, dict | list | tuple):
             deepest = max(deepest, depth)
             if depth <= MAX_DEPTH:  # (deeper is refused however deep)
+                if isinstance(value, dict):
+                    nodes += len(value)  # the keys
                 items = value.values() if isinstance(value, dict) else value
                 pending.extend((item, depth + 1) for item in items)
-    return deepest
+    return deepest, nodes
 
 
 def _plain(value: Any) -> Any:

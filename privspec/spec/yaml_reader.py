@@ -39,6 +39,14 @@ from privspec.spec.models import (
 MAX_FILE_BYTES = 1_000_000
 #: Deepest nesting of mappings and lists accepted.
 MAX_DEPTH = 64
+#: Most YAML nodes (keys, values, lists and mappings) a spec may hold: about 12,000
+#: stages of a `compose` list.  The reader stops at the next one, before it has parsed
+#: the rest (a long list, even under a key that is refused, takes seconds and hundreds
+#: of megabytes to read: about 20 µs and 1 KB a node).
+MAX_NODES = 150_000
+TOO_MANY_NODES = (f"more than {MAX_NODES:,} YAML values (keys, numbers, strings, lists and "
+                  "mappings); the reader stops here. A spec is a short file: equal stages "
+                  "are written once with `repeat`")
 #: Why: the reader's stack, not the accounting (which merges equal stages at any depth).
 TOO_DEEP = (f"nested more than {MAX_DEPTH} YAML levels deep (each nested mechanism takes "
             "two, a `compose` stage three: about 20 nested stages): the reader stops there "
@@ -100,6 +108,7 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         Composer.__init__(self)
         BaseResolver.__init__(self)
         self.depth = 0
+        self.nodes = 0
 
     def next_event(self) -> yaml.Event:
         """The next event, not consumed (typed wrapper of PyYAML's peek_event)."""
@@ -114,7 +123,10 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
                 f"aliases (*{event.anchor}) are not supported in a spec: write the value out",
                 line, column)
         self.depth += 1
+        self.nodes += 1
         try:
+            if self.nodes > MAX_NODES:
+                raise _ParseError(Code.IO_TOO_LARGE, TOO_MANY_NODES, line, column)
             if self.depth > MAX_DEPTH:
                 raise _ParseError(Code.YAML_TOO_DEEP, TOO_DEEP, line, column)
             return super().compose_node(parent, index)

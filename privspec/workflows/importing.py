@@ -402,11 +402,14 @@ def _segments(noise: list[tuple[int, float]], batches: list[tuple[int, int]],
     """(steps, noise multiplier, batch size) of each run of steps where neither changes."""
     starts = sorted({s for s, _ in noise + batches if s < updates})
     out = []
+    n = b = 0  # the last change of each at or before ``start`` (both sorted by step)
     for i, start in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else updates
-        nm = [v for s, v in noise if s <= start][-1]
-        bs = [v for s, v in batches if s <= start][-1]
-        out.append((end - start, nm, bs))
+        while n + 1 < len(noise) and noise[n + 1][0] <= start:
+            n += 1
+        while b + 1 < len(batches) and batches[b + 1][0] <= start:
+            b += 1
+        out.append((end - start, noise[n][1], batches[b][1]))
     return out
 
 
