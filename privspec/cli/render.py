@@ -195,7 +195,7 @@ class _RenderPlan:
         to that folder (``global_options``: the budgets that override the spec's)."""
         import os
 
-        from privspec.report.render import spec_stem
+        from privspec.report.naming import spec_stem
 
         options = self._command_options(os.path.dirname(os.path.abspath(path)))
         # (the JSON report names its spec as the command does)

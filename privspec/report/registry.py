@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from privspec.report.formatting import round_float
-from privspec.report.render import slug_for
+from privspec.report.naming import slug_for
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
