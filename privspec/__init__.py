@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from privspec.version import __version__
 
 if TYPE_CHECKING:
     from privspec.report.model import Report

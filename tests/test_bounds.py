@@ -221,9 +221,9 @@ def test_the_progress_line_never_goes_back(monkeypatch: pytest.MonkeyPatch,
     import re
     import sys
 
-    cli = importlib.import_module("privspec.cli.app")
-    monkeypatch.setattr(cli._ProgressLine, "DELAY", 0.0)
-    monkeypatch.setattr(cli._ProgressLine, "INTERVAL", 0.0)
+    cli = importlib.import_module("privspec.cli.loading")
+    monkeypatch.setattr(cli.ProgressLine, "DELAY", 0.0)
+    monkeypatch.setattr(cli.ProgressLine, "INTERVAL", 0.0)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     example = str(Path(__file__).resolve().parent.parent / "examples"
                   / "cifar10-dpsgd-eps8.privspec.yaml")

@@ -18,7 +18,7 @@ import pytest
 
 import privspec
 from privspec.cli import main
-from privspec.report import cache, evaluation, figures
+from privspec.report import cache, evaluation, figures, store
 from privspec.report.model import Report
 from privspec.report.render import FORMATS, render
 
@@ -151,7 +151,7 @@ def test_a_foreign_entry_under_the_right_name_is_not_trusted(
     assert privspec.evaluate(_spec(1.0)) == wanted != other
     # An entry naming this key, with a right checksum, that is not a report.
     body = json.dumps({"title": "forged"}).encode()
-    header = {"format": cache.ENTRY_FORMAT, "key": mine.stem,
+    header = {"format": store.ENTRY_FORMAT, "key": mine.stem,
               "sha256": hashlib.sha256(body).hexdigest()}
     mine.write_bytes(json.dumps(header).encode() + b"\n" + body)
     assert privspec.evaluate(_spec(1.0)) == wanted
@@ -215,7 +215,7 @@ def test_the_least_recently_used_entries_go_beyond_the_bound(
         folder: Path, monkeypatch: pytest.MonkeyPatch, evaluations: list[object]) -> None:
     privspec.evaluate(_spec(1.0))
     (first,) = _entries(folder)
-    monkeypatch.setattr(cache, "MAX_BYTES", int(first.stat().st_size * 2.5))  # two entries
+    monkeypatch.setattr(store, "MAX_BYTES", int(first.stat().st_size * 2.5))  # two entries
     privspec.evaluate(_spec(2.0))
     (second,) = set(_entries(folder)) - {first}
     os.utime(first, (1, 1))
@@ -233,7 +233,7 @@ def test_a_cache_that_cannot_be_written_never_fails_a_command(
     blocked.write_text("", encoding="utf-8")
     monkeypatch.setenv("PRIVSPEC_CACHE_DIR", str(blocked))  # its reports/ cannot be made
     monkeypatch.delenv("PRIVSPEC_NO_CACHE")
-    monkeypatch.setattr(cache, "_warned", False)
+    monkeypatch.setattr(store, "_warned", False)
     expected = privspec.evaluate(_spec(), cache=False)
     assert privspec.evaluate(_spec()) == expected
     assert privspec.evaluate(_spec(2.0)).gdp.mu is not None
@@ -247,7 +247,7 @@ def test_without_a_home_directory_the_cache_is_never_a_relative_one(
     for name in ("PRIVSPEC_CACHE_DIR", "XDG_CACHE_HOME", "PRIVSPEC_NO_CACHE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # "~" stays "~"
-    monkeypatch.setattr(cache, "_warned", False)
+    monkeypatch.setattr(store, "_warned", False)
     monkeypatch.chdir(tmp_path)
     assert privspec.evaluate(_spec()).gdp.mu is not None
     assert "PRIVSPEC_CACHE_DIR" in capsys.readouterr().err

@@ -87,6 +87,27 @@ def test_validate_does_not_import_the_numerical_stack() -> None:
     assert result.stdout.strip() == "0 []"
 
 
+def test_validate_imports_no_other_command_nor_the_workflows() -> None:
+    """A run imports the module of its command alone (issue 29: validate in a blink);
+    help lists every command all the same."""
+    script = textwrap.dedent(f"""
+        import contextlib, io, sys
+        from privspec.cli import main
+        code = main(["validate", "-q", *{EXAMPLES!r}])
+        loaded = sorted(m for m in sys.modules if m.startswith(("privspec.cli.",
+                                                                "privspec.workflows")))
+        print(code, loaded)
+        with contextlib.redirect_stdout(io.StringIO()) as help_text:
+            main(["--help"])
+        print("render" in help_text.getvalue() and "cache" in help_text.getvalue())
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.splitlines() == [
+        "0 ['privspec.cli.app', 'privspec.cli.options', 'privspec.cli.output', "
+        "'privspec.cli.validate']", "True"]
+
+
 @pytest.mark.parametrize(("fields", "conflict", "problems"), [
     ("noise_multiplier: abc, batch_size: 70000, dataset_size: 60000, epochs: 3",
      "mechanism.dpsgd.batch_size: a batch of 70,000 records is larger than the dataset", 2),

@@ -1,5 +1,5 @@
-"""The command line (``privspec …``): one typer application."""
+"""The command line (``privspec …``): ``privspec.cli.app`` builds the typer application."""
 
-from privspec.cli.app import app, main
+from privspec.cli.app import main
 
-__all__ = ["app", "main"]
+__all__ = ["main"]

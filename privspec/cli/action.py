@@ -18,14 +18,15 @@ import os
 import secrets
 import sys
 import uuid
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from privspec.cli.output import EXIT_CANNOT_RUN
 from privspec.spec.diagnostics import printable
-from privspec.workflows.pull_request import ActionError, Request, run
 
-EXIT_CANNOT_RUN = 2
+if TYPE_CHECKING:
+    from privspec.workflows.pull_request import ActionResult
 
 
 def _optional_float(text: str) -> float | None:
@@ -75,6 +76,34 @@ def _log(comment: str, problems: list[str]) -> None:
     typer.echo(f"::{token}::")
 
 
+def _write_results(result: ActionResult, comment_file: str, summary_file: str | None,
+                   github_output: str | None) -> None:
+    """The comment to its file, the whole comment to the job summary and the step outputs
+    (defaults from the runner's environment); one line and exit 2 when one cannot be
+    written."""
+    comment_path = comment_file or os.path.join(
+        os.environ.get("RUNNER_TEMP") or os.getcwd(), "privspec-comment.md")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY", "") if summary_file is None else summary_file
+    outputs = os.environ.get("GITHUB_OUTPUT", "") if github_output is None else github_output
+    try:
+        with open(comment_path, "w", encoding="utf-8") as stream:
+            stream.write(result.comment)
+        if summary:
+            _append(summary, result.whole + "\n")
+        if outputs:
+            _write_outputs(outputs, {
+                "comment-file": os.path.abspath(comment_path),
+                "changed": str(len(result.sections)),
+                "weaker": str(any(s.diff is not None and s.diff.verdict == "weaker"
+                                  for s in result.sections)).lower(),
+                "over-budget": str(any(s.over_budget for s in result.sections)).lower(),
+            })
+    except OSError as error:
+        typer.echo(printable(f"privspec action: error: cannot write {error.filename}: "
+                             f"{error.strerror or error}"), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+
+
 def action(
     base: Annotated[str, typer.Option(help="Base revision (the pull request's base SHA).")],
     head: Annotated[str, typer.Option(help="Head revision.")] = "HEAD",
@@ -109,6 +138,8 @@ def action(
 ) -> None:
     """Compare the specs a pull request changes and check their budgets: a Markdown
     comment, the job summary and step outputs (the GitHub Action's work)."""
+    from privspec.workflows.pull_request import ActionError, Request, run
+
     request = Request(base=base, head=head, repo=repo, max_mu=max_mu, max_epsilon=max_epsilon,
                       delta=delta, max_advantage=max_advantage,
                       require_tier1=_flag(require_tier1, "--require-tier1"),
@@ -118,27 +149,7 @@ def action(
     except ActionError as error:
         typer.echo(printable(f"privspec action: error: {error}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
-    comment_path = comment_file or os.path.join(
-        os.environ.get("RUNNER_TEMP") or os.getcwd(), "privspec-comment.md")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY", "") if summary_file is None else summary_file
-    outputs = os.environ.get("GITHUB_OUTPUT", "") if github_output is None else github_output
-    try:
-        with open(comment_path, "w", encoding="utf-8") as stream:
-            stream.write(result.comment)
-        if summary:
-            _append(summary, result.whole + "\n")
-        if outputs:
-            _write_outputs(outputs, {
-                "comment-file": os.path.abspath(comment_path),
-                "changed": str(len(result.sections)),
-                "weaker": str(any(s.diff is not None and s.diff.verdict == "weaker"
-                                  for s in result.sections)).lower(),
-                "over-budget": str(any(s.over_budget for s in result.sections)).lower(),
-            })
-    except OSError as error:
-        typer.echo(printable(f"privspec action: error: cannot write {error.filename}: "
-                             f"{error.strerror or error}"), err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
+    _write_results(result, comment_file, summary_file, github_output)
     _log(result.whole, [f"{section.path}: {outcome.message}" for section in result.sections
                         for outcome in section.outcomes if not outcome.ok])
     raise typer.Exit(result.code)

@@ -1,5 +1,5 @@
 """``privspec cache info|clear``: the evaluated reports kept between commands
-(``privspec.report.cache``)."""
+(``privspec.report.cache``, in ``privspec.report.store``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from privspec.report.cache import Usage
+    from privspec.report.store import Usage
 
 app = typer.Typer(name="cache", no_args_is_help=True, add_completion=False,
                   help="The report cache: every command keeps the report it evaluated, so "
@@ -25,10 +25,10 @@ def _size(size: int) -> str:
 def _usage_or_exit(command: str, clear: bool) -> Usage:
     """What the cache holds (``clear``: held, now removed); exit 2 with one line when its
     directory cannot be read."""
-    from privspec.report import cache
+    from privspec.report import store
 
     try:
-        return cache.clear() if clear else cache.usage()
+        return store.clear() if clear else store.usage()
     except OSError as error:
         typer.echo(f"privspec cache {command}: error: {error}", err=True)
         raise typer.Exit(2) from None
@@ -37,7 +37,7 @@ def _usage_or_exit(command: str, clear: bool) -> Usage:
 @app.command()
 def info() -> None:
     """Print where the cache is, how many reports it holds and their size."""
-    from privspec.report.cache import MAX_BYTES
+    from privspec.report.store import MAX_BYTES
 
     usage = _usage_or_exit("info", clear=False)
     typer.echo(f"directory: {usage.directory}\nreports: {usage.entries}\n"

@@ -52,7 +52,7 @@ Output = Annotated[str | None, typer.Option("--output", "-o", metavar="FILE", he
 
 
 def _write(imported: object, output: str | None, inputs: tuple[str, ...] = ()) -> None:
-    from privspec.cli.app import _emit, _fail
+    from privspec.cli.output import emit, fail
     from privspec.errors import InternalError
     from privspec.spec.diagnostics import SpecError
     from privspec.workflows.importing import Imported, spec_text
@@ -61,10 +61,10 @@ def _write(imported: object, output: str | None, inputs: tuple[str, ...] = ()) -
     try:
         text = spec_text(imported)
     except SpecError as error:
-        raise _fail("import", f"the record does not make a valid spec: {error}") from None
+        raise fail("import", f"the record does not make a valid spec: {error}") from None
     except (ValueError, InternalError) as error:
-        raise _fail("import", str(error)) from None
-    _emit("import", text, output, inputs=inputs)
+        raise fail("import", str(error)) from None
+    emit("import", text, output, inputs=inputs)
 
 
 def _positive(value: float) -> float:
@@ -88,7 +88,7 @@ def _run(source: str, path: str, unit: str, neighbouring: Relation | None, sampl
          title: str | None, output: str | None) -> None:
     import os
 
-    from privspec.cli.app import _fail
+    from privspec.cli.output import fail
     from privspec.workflows.importing import (
         RecordError,
         from_dp_event,
@@ -104,11 +104,11 @@ def _run(source: str, path: str, unit: str, neighbouring: Relation | None, sampl
         said = _said(unit, neighbouring, sampling, title, f"Imported from {os.path.basename(path)}")
         imported = build(record, digest, os.path.basename(path), said)  # type: ignore[arg-type]
     except OSError as error:
-        raise _fail("import", f"{path}: cannot read the file: {error.strerror or error}") from None
+        raise fail("import", f"{path}: cannot read the file: {error.strerror or error}") from None
     except RecordError as error:
-        raise _fail("import", str(error)) from None
+        raise fail("import", str(error)) from None
     except RecursionError:  # an event nested deeper than any accounting would be
-        raise _fail("import", f"{path}: nested too deeply to be a record") from None
+        raise fail("import", f"{path}: nested too deeply to be a record") from None
     _write(imported, output, (path,))
 
 
@@ -170,7 +170,7 @@ def tf_privacy(
         show_default=False)] = None,
 ) -> None:
     """TF Privacy's privacy-statement inputs (compute_dp_sgd_privacy_statement)."""
-    from privspec.cli.app import _fail
+    from privspec.cli.output import fail
     from privspec.workflows.importing import RecordError, from_tf_privacy
 
     said = _said(unit, neighbouring, sampling, title, "Imported from TF Privacy's inputs",
@@ -178,5 +178,5 @@ def tf_privacy(
     try:
         imported = from_tf_privacy(examples, batch, epochs, noise, said)  # type: ignore[arg-type]
     except RecordError as error:
-        raise _fail("import", str(error)) from None
+        raise fail("import", str(error)) from None
     _write(imported, output)

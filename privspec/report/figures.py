@@ -32,13 +32,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from privspec.errors import PrivspecError
-from privspec.report import cache
 from privspec.report import formatting as fmt
-from privspec.report.model import Report
+from privspec.report import store
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from privspec.report.model import Report
 
 FigureFormat = Literal["svg", "png", "pdf"]
 FIGURE_FORMATS: tuple[FigureFormat, ...] = ("svg", "png", "pdf")
@@ -331,7 +332,7 @@ def figure_bytes(report: Report, form: str) -> bytes:
     unknown format.
     """
     chosen = _check_format(form)
-    return cache.drawn("tradeoff", report, chosen,
+    return store.drawn("tradeoff", report, chosen,
                        lambda: _figure_bytes_cached(series_from_report(report), chosen))
 
 
@@ -365,7 +366,7 @@ def risk_figure_bytes(report: Report, form: str) -> bytes:
     guess achieves), on log axes: from the exact curve (1 − f(κ)), from μ alone and from
     the risk section's (ε, δ) alone, with the report's scenarios marked."""
     chosen = _check_format(form)
-    return cache.drawn("risk", report, chosen, lambda: _risk_figure(report, chosen))
+    return store.drawn("risk", report, chosen, lambda: _risk_figure(report, chosen))
 
 
 def _risk_figure(report: Report, chosen: FigureFormat) -> bytes:

@@ -10,7 +10,7 @@ import json
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from privspec import __version__
+from privspec.version import __version__
 
 if TYPE_CHECKING:
     from privspec.spec.models import Spec

@@ -17,13 +17,15 @@ line says which it is and why.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from privspec.report.formatting import round_float
-from privspec.report.model import Report
-from privspec.report.render import slug_for
+from privspec.report.naming import slug_for
+
+if TYPE_CHECKING:
+    from privspec.report.model import Report
 
 #: What privspec cannot know: the author fills these in (the schema requires them).
 FILL_IN = "FILL IN"

@@ -42,11 +42,10 @@ import json
 import os
 import re
 import shlex
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import jinja2
 
@@ -60,7 +59,7 @@ from privspec.report.escaping import (
     one_line,
 )
 from privspec.report.filters import NUMBER_FILTERS, filters
-from privspec.report.model import Caveat, Report, RiskRow, TradeoffRow
+from privspec.report.naming import ascii_folded, slug_for, spec_stem
 from privspec.report.sandbox import (
     MAX_CHARACTERS,
     MAX_USER_CHARACTERS,
@@ -68,6 +67,9 @@ from privspec.report.sandbox import (
     TemplateLimitError,
     limited_filters,
 )
+
+if TYPE_CHECKING:  # (the model's display renders it: no import back at run time)
+    from privspec.report.model import Caveat, Report, RiskRow, TradeoffRow
 
 Format = Literal["markdown", "latex", "html", "json", "registry"]
 FORMATS: tuple[Format, ...] = ("markdown", "latex", "html", "json", "registry")
@@ -89,7 +91,6 @@ FIGURE_SUFFIX = "-tradeoff"
 RISK_FIGURE_SUFFIX = "-risk"
 #: What the report calls the thing it describes, by the root mechanism's kind.
 _DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
-_SPEC_SUFFIXES = (".privspec.yaml", ".privspec.yml", ".yaml", ".yml", ".json")
 
 
 class RenderError(PrivspecError):
@@ -105,17 +106,8 @@ class Document:
     text: str
 
 
-def spec_stem(path: str | os.PathLike[str]) -> str:
-    """``examples/cifar10.privspec.yaml`` -> ``cifar10``: the base of output file names."""
-    name = PurePath(path).name
-    for suffix in _SPEC_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def _ascii_words(text: str) -> list[str]:
-    return re.findall(r"[A-Za-z]+|[0-9]", _fold(text))
+    return re.findall(r"[A-Za-z]+|[0-9]", ascii_folded(text))
 
 
 def macro_prefix_for(report: Report) -> str:
@@ -134,14 +126,6 @@ def macro_prefix_for(report: Report) -> str:
         for word in words
     )
     return "privspec" + (name or "Report")
-
-
-def slug_for(report: Report, separator: str = "-") -> str:
-    """The report's name in lower-case ASCII words (from the spec file's stem, or the
-    title when it has no file), joined by ``separator``: ``cifar10-eps8``."""
-    base = spec_stem(report.spec_path) if report.spec_path else report.title
-    words = (word.lower() for word in re.findall(r"[A-Za-z0-9]+", _fold(base)))
-    return separator.join(words) or "report"
 
 
 def label_for(report: Report) -> str:
@@ -171,10 +155,6 @@ def _link(path: str) -> str:
     from urllib.parse import quote
 
     return quote(PurePath(path).as_posix(), safe="/")
-
-
-def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
 
 
 def default_command(report: Report, fmt: str, variant: str | None = None,

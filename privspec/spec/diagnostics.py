@@ -26,6 +26,22 @@ DiagnosticsFormat = Literal["gcc", "json", "github"]
 DIAGNOSTICS_FORMATS: tuple[DiagnosticsFormat, ...] = ("gcc", "json", "github")
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+def path_to_str(path: Iterable[str | int]) -> str:
+    """``('mechanism', 'compose', 1, 'mechanism')`` → ``mechanism.compose[1].mechanism``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One problem, located in a file. ``line`` and ``column`` are 1-based."""

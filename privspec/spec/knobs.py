@@ -16,9 +16,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from privspec.spec.diagnostics import path_to_str
 from privspec.spec.kinds import KINDS
 from privspec.spec.kinds.compose import Stage
-from privspec.spec.messages import path_to_str
 
 Path = tuple[str | int, ...]
 

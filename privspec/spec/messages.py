@@ -4,7 +4,6 @@ path as written, what is wrong, what is allowed, and a suggestion for a typo."""
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
 import types
@@ -19,6 +18,7 @@ from pydantic_core import ErrorDetails
 from privspec.errors import Code
 from privspec.spec.base import MAX_REPETITIONS, REPETITIONS_REASON
 from privspec.spec.diagnostics import Diagnostic
+from privspec.spec.diagnostics import path_to_str as path_to_str  # (loader's)
 from privspec.spec.models import (
     MECHANISM_KINDS,
     NODE_TYPES,
@@ -28,24 +28,9 @@ from privspec.spec.models import (
 from privspec.spec.scope import WEB_ADDRESS
 from privspec.spec.yaml_reader import Path, Where, short
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-
 # ---------------------------------------------------------------------------
 # From pydantic's errors to what the user wrote.
 # ---------------------------------------------------------------------------
-
-
-def path_to_str(path: Iterable[str | int]) -> str:
-    """``('mechanism', 'compose', 1, 'mechanism')`` → ``mechanism.compose[1].mechanism``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENTIFIER.match(part):
-            out += f".{part}" if out else part
-        else:
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
-    return out
 
 
 def _user_path(loc: tuple[str | int, ...]) -> Path:

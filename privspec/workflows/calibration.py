@@ -18,6 +18,7 @@ the risk a report states rather than to ε).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -402,10 +403,39 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
     CalibrationError (a bad path or target, or no value meets them) or the spec's
     own SpecError / EvaluationError.  ``memory_budget`` and ``time_budget`` hold each
     evaluation, as in ``evaluate``."""
-    from privspec.errors import EvaluationError, InternalError
-    from privspec.report.cache import evaluate
-    from privspec.spec.diagnostics import SpecError
     from privspec.spec.knobs import KnobError
+    from privspec.spec.loader import spec_from_data
+
+    data = _spec_data(spec)
+    try:
+        parsed = tuple(t if isinstance(t, Target) else Target.parse(t) for t in targets)
+    except TargetError as error:
+        raise CalibrationError(str(error)) from None
+    if not parsed:
+        raise CalibrationError("give at least one target, such as mu=1")
+    try:
+        knob = resolve(data, vary)
+    except KnobError as error:
+        raise CalibrationError(str(error)) from None
+    evaluator = functools.partial(_evaluator, data, knob, parsed, (memory_budget, time_budget))
+    rough, search, extrapolations = _searches(data, knob, parsed, evaluator)
+    best, neighbour = _run(search)
+    at_end = neighbour is None or neighbour.report is None
+    assert best.report is not None
+    final = with_value(data, knob.path, best.value)
+    binding = max(parsed, key=lambda t: t.excess(best.report))  # type: ignore[arg-type]
+    return Calibration(
+        knob=knob, value=best.value, report=best.report, spec=spec_from_data(final),
+        data=final, targets=parsed, binding=binding, evaluations=len(search.points),
+        neighbour=None if neighbour is None else neighbour.value, limited_by_domain=at_end,
+        rough_evaluations=len(rough.points) + extrapolations,
+        figures={str(t): t.measure(best.report) for t in parsed})
+
+
+def _spec_data(spec: Spec | str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+    """The spec's data as written (every problem of it raised first, located), without
+    an earlier calibration's note: it names the value this one changes, and is replaced."""
+    from privspec.spec.diagnostics import SpecError
     from privspec.spec.loader import load_spec, load_yaml_text, spec_from_data
     from privspec.spec.models import Spec
 
@@ -422,37 +452,46 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
                 raise
         with open(spec, encoding="utf-8") as handle:
             data = load_yaml_text(handle.read(), str(spec))
-    # An earlier calibration's note names the value this one changes: it is replaced.
-    data = {key: value for key, value in data.items() if key != "calibrated"}
-    try:
-        parsed = tuple(t if isinstance(t, Target) else Target.parse(t) for t in targets)
-    except TargetError as error:
-        raise CalibrationError(str(error)) from None
-    if not parsed:
-        raise CalibrationError("give at least one target, such as mu=1")
-    try:
-        knob = resolve(data, vary)
-    except KnobError as error:
-        raise CalibrationError(str(error)) from None
+    return {key: value for key, value in data.items() if key != "calibrated"}
 
-    def evaluator(coarse: float = 1.0) -> Callable[[float | int], _Point]:
-        """Evaluations at ``coarse`` times the spec's own discretization."""
-        def evaluate_at(value: float | int) -> _Point:
-            try:
-                model = with_target_figures(spec_from_data(with_value(data, knob.path, value)),
-                                            parsed)
-            except SpecError as error:  # the spec does not allow it
-                return _Point(value, None, math.inf, error.diagnostics[0].message)
-            if coarse > 1:
-                model = _coarser(model, coarse)
-            try:
-                report = evaluate(model, memory_budget=memory_budget, time_budget=time_budget)
-            except InternalError:
-                raise  # privspec's own failure: a bug to report, not a value to avoid
-            except EvaluationError as error:  # refused there: no figure, so no claim
-                return _Point(value, None, math.inf, str(error))
-            return _Point(value, report, max(t.excess(report) for t in parsed))
-        return evaluate_at
+
+def _evaluator(data: dict[str, Any], knob: Knob, parsed: tuple[Target, ...],
+               budgets: tuple[float | None, float | None], coarse: float = 1.0
+               ) -> Callable[[float | int], _Point]:
+    """Evaluations of the spec with the knob at a value, at ``coarse`` times the spec's
+    own discretization (``budgets``: the evaluations' memory and time budgets)."""
+    from privspec.errors import EvaluationError, InternalError
+    from privspec.report.cache import evaluate
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import spec_from_data
+
+    def evaluate_at(value: float | int) -> _Point:
+        try:
+            model = with_target_figures(spec_from_data(with_value(data, knob.path, value)),
+                                        parsed)
+        except SpecError as error:  # the spec does not allow it
+            return _Point(value, None, math.inf, error.diagnostics[0].message)
+        if coarse > 1:
+            model = _coarser(model, coarse)
+        try:
+            report = evaluate(model, memory_budget=budgets[0], time_budget=budgets[1])
+        except InternalError:
+            raise  # privspec's own failure: a bug to report, not a value to avoid
+        except EvaluationError as error:  # refused there: no figure, so no claim
+            return _Point(value, None, math.inf, str(error))
+        return _Point(value, report, max(t.excess(report) for t in parsed))
+    return evaluate_at
+
+
+def _searches(data: dict[str, Any], knob: Knob, parsed: tuple[Target, ...],
+              evaluator: Callable[..., Callable[[float | int], _Point]]
+              ) -> tuple[_Search, _Search, int]:
+    """The rough search (on a coarser grid, pessimistic, several times cheaper) run to
+    about 2 %, and the search on the spec's own grid started from there (only the spec's
+    own pipeline gives the answer); and how many evaluations on a grid twice as coarse
+    as the rough one extrapolated the start."""
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import spec_from_data
 
     # On the grid from the start (towards privacy), so that every value tried is one the
     # answer may be and neighbours are one grid step apart.
@@ -461,11 +500,9 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
         spec_from_data(with_value(data, knob.path, start))
     except SpecError:  # rounded past what the spec allows: the other way
         start = _on_grid(knob.value, knob, up=knob.direction != 1)
-    # First on a coarser grid (pessimistic, several times cheaper) to about 2 %, then
-    # on the spec's own from there: only the spec's own pipeline gives the answer.
     rough = _Search(knob, start, evaluator(ROUGH_FACTOR), parsed)
     search = _Search(knob, start, evaluator(), parsed)
-    extrapolations = 0  # evaluations on the grid twice as coarse as the rough one
+    extrapolations = 0
     try:
         first = rough.at(start)
         if first.report is not None and first.report.accounting.tail_mass_truncation > 0:
@@ -482,14 +519,4 @@ def calibrate(spec: Spec | str | os.PathLike[str] | dict[str, Any], vary: str,
             search.slope = rough.slope
     except CalibrationError:
         pass  # the coarse grid may miss what the spec's own meets
-    best, neighbour = _run(search)
-    at_end = neighbour is None or neighbour.report is None
-    assert best.report is not None
-    final = with_value(data, knob.path, best.value)
-    binding = max(parsed, key=lambda t: t.excess(best.report))  # type: ignore[arg-type]
-    return Calibration(
-        knob=knob, value=best.value, report=best.report, spec=spec_from_data(final),
-        data=final, targets=parsed, binding=binding, evaluations=len(search.points),
-        neighbour=None if neighbour is None else neighbour.value, limited_by_domain=at_end,
-        rough_evaluations=len(rough.points) + extrapolations,
-        figures={str(t): t.measure(best.report) for t in parsed})
+    return rough, search, extrapolations

@@ -11,6 +11,7 @@ what the user asserted, in its ``description`` (which reports print) and in comm
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -260,17 +261,19 @@ _EVENT_FIELDS: dict[str, dict[str, Any]] = {
 
 
 #: dp-accounting event classes and how each becomes a privspec mechanism.
-def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, Any]:
-    if not isinstance(event, dict):
-        raise RecordError(f"{path}: expected an event object")
+def _event_number(event: dict[str, Any], path: str, key: str) -> Any:
+    """The number ``key`` of ``event`` (at ``path``), checked as ``_EVENT_FIELDS`` says."""
+    if key not in event:
+        raise RecordError(f"{path}: {reprlib.repr(event.get('class_name'))} needs a number "
+                          f"'{key}'")
+    return _number(event[key], f"{path}.{key}", **_EVENT_FIELDS[key])
+
+
+def _single_mechanism(event: dict[str, Any], path: str, said: Assertions
+                      ) -> dict[str, Any] | None:
+    """The mechanism of an event that holds no other event; None for the others."""
     kind = event.get("class_name")
-
-    def number(key: str) -> Any:
-        if key not in event:
-            raise RecordError(f"{path}: {reprlib.repr(kind)} needs a number '{key}'")
-        return _number(event[key], f"{path}.{key}", **_EVENT_FIELDS[key])
-
-    inner = event.get("event")
+    number = functools.partial(_event_number, event, path)
     if kind == "GaussianDpEvent":
         return {"gaussian": {"noise_multiplier": number("noise_multiplier")}}
     if kind == "LaplaceDpEvent":
@@ -278,6 +281,27 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
     if kind == "RandomizedResponseDpEvent":
         return {"randomized_response": {"flip_probability": number("noise_parameter"),
                                         "categories": number("num_buckets")}}
+    if kind == "TruncatedSubsampledGaussianDpEvent":
+        if said.sampling != "truncated-poisson":
+            raise RecordError(f"{path}: the event accounts truncated Poisson sampling, but "
+                               f"the batches were {said.sampling}")
+        return {"dpsgd": {"noise_multiplier": number("noise_multiplier"),
+                          "sampling_rate": number("sampling_probability"),
+                          "dataset_size": number("dataset_size"),
+                          "truncated_batch_size": number("truncated_batch_size"),
+                          "steps": 1, "sampling": said.sampling}}
+    return None
+
+
+def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise RecordError(f"{path}: expected an event object")
+    single = _single_mechanism(event, path, said)
+    if single is not None:
+        return single
+    kind = event.get("class_name")
+    number = functools.partial(_event_number, event, path)
+    inner = event.get("event")
     if kind == "PoissonSampledDpEvent":
         rate = number("sampling_probability")
         body = _mechanism_of_event(inner, f"{path}.event", said)
@@ -292,15 +316,6 @@ def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, An
             "batch_size": number("sample_size"),
             "dataset_size": number("source_dataset_size"),
             "mechanism": _mechanism_of_event(inner, f"{path}.event", said)}}
-    if kind == "TruncatedSubsampledGaussianDpEvent":
-        if said.sampling != "truncated-poisson":
-            raise RecordError(f"{path}: the event accounts truncated Poisson sampling, but "
-                               f"the batches were {said.sampling}")
-        return {"dpsgd": {"noise_multiplier": number("noise_multiplier"),
-                          "sampling_rate": number("sampling_probability"),
-                          "dataset_size": number("dataset_size"),
-                          "truncated_batch_size": number("truncated_batch_size"),
-                          "steps": 1, "sampling": said.sampling}}
     if kind == "SelfComposedDpEvent":
         count = number("count")
         body = _mechanism_of_event(inner, f"{path}.event", said)
@@ -398,6 +413,9 @@ def _segments(noise: list[tuple[int, float]], batches: list[tuple[int, int]],
     return out
 
 
+_PER_DEVICE = ("per_device_batch_size", "num_devices", "gradient_accumulation_steps")
+
+
 def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
     """jax_privacy's ``DpParams`` fields and ``num_updates`` (a training config's privacy
     fields as JSON): the logical batch is ``batch_size``, or the product of
@@ -406,17 +424,47 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
     scales may change at given steps, each run of steps a DP-SGD stage."""
     if not isinstance(record, dict):
         raise RecordError(f"{name}: expected a JSON object of jax_privacy's DpParams fields")
-    per_device = ("per_device_batch_size", "num_devices", "gradient_accumulation_steps")
+    method = _jax_sampling_method(record, name, said)
+    whole = functools.partial(_jax_whole, record, name)
+    examples, updates = whole("num_samples"), whole("num_updates")
+    if "batch_size" in record:
+        batch, how = whole("batch_size"), "batch_size"
+    else:  # all three, never a default: a missing factor would shrink the batch
+        parts = [whole(k) for k in _PER_DEVICE]
+        batch, how = parts[0] * parts[1] * parts[2], (
+            f"per_device_batch_size {parts[0]} × num_devices {parts[1]} × "
+            f"gradient_accumulation_steps {parts[2]}")
+    noise = _schedule(record.get("noise_multipliers"), name, "noise_multipliers")
+    batches = _jax_batches(record.get("batch_size_scale_schedule") or {}, name, batch,
+                           updates, examples)
+    stages: list[dict[str, Any]] = []
+    for steps, nm, bs in _segments(noise, batches, updates):
+        if bs > examples:
+            raise RecordError(f"{name}: a batch of {bs:,} is larger than num_samples "
+                               f"{examples:,}")
+        stages.append({"name": f"updates with noise {nm:g} and batch {bs:,}", "mechanism": {
+            "dpsgd": {"noise_multiplier": nm, "batch_size": bs, "dataset_size": examples,
+                      "steps": steps, "sampling": said.sampling}}})
+    mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
+    read = (f"num_samples {examples:,}, num_updates {updates:,}, logical batch {batch:,} "
+            f"(from {how}), noise multipliers {_shown(record.get('noise_multipliers'))}, "
+            f"sampling_method {method}")
+    return _imported(mechanism, said, f"jax_privacy parameters {name}", digest, read)
 
-    def whole(key: str) -> int:
-        if key in per_device and key not in record:
-            raise RecordError(f"{name}: '{key}' must be a positive whole number (give "
-                              "batch_size, or per_device_batch_size, num_devices and "
-                              "gradient_accumulation_steps)")
-        most = MAX_REPETITIONS if key == "num_updates" else MAX_DATASET_SIZE
-        return int(_number(record.get(key), f"{name}: {key}", whole=True, least=1,
-                           most=most))
 
+def _jax_whole(record: dict[str, Any], name: str, key: str) -> int:
+    """The positive whole number ``key`` of a jax_privacy record."""
+    if key in _PER_DEVICE and key not in record:
+        raise RecordError(f"{name}: '{key}' must be a positive whole number (give "
+                          "batch_size, or per_device_batch_size, num_devices and "
+                          "gradient_accumulation_steps)")
+    most = MAX_REPETITIONS if key == "num_updates" else MAX_DATASET_SIZE
+    return int(_number(record.get(key), f"{name}: {key}", whole=True, least=1, most=most))
+
+
+def _jax_sampling_method(record: dict[str, Any], name: str, said: Assertions) -> Any:
+    """The record's ``sampling_method``, once it agrees with ``--sampling``; a run privspec
+    cannot account (an infinite ε, truncated or cyclic sampling, users) is refused."""
     if record.get("is_finite_guarantee") is False:
         raise RecordError(f"{name}: 'is_finite_guarantee' is false (jax_privacy reports "
                            "ε = ∞ for this run, e.g. unclipped gradients): no spec can say more")
@@ -433,22 +481,18 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
     if expected is None or expected != said.sampling:
         raise RecordError(f"{name}: sampling_method {_shown(method)} and --sampling {said.sampling} "
                            "disagree (POISSON is poisson, FIXED_BATCH_SIZE is fixed-size)")
-    examples, updates = whole("num_samples"), whole("num_updates")
-    if "batch_size" in record:
-        batch, how = whole("batch_size"), "batch_size"
-    else:  # all three, never a default: a missing factor would shrink the batch
-        parts = [whole(k) for k in per_device]
-        batch, how = parts[0] * parts[1] * parts[2], (
-            f"per_device_batch_size {parts[0]} × num_devices {parts[1]} × "
-            f"gradient_accumulation_steps {parts[2]}")
-    noise = _schedule(record.get("noise_multipliers"), name, "noise_multipliers")
-    scales = record.get("batch_size_scale_schedule") or {}
+    return method
+
+
+def _jax_batches(scales: Any, name: str, batch: int, updates: int, examples: int
+                 ) -> list[tuple[int, int]]:
+    """(first step, logical batch) of each run of steps: jax_privacy's schedule (optax's
+    piecewise constant one): from step s on, the batch is batch_size times the product of
+    the scales at s and before."""
     if not isinstance(scales, dict) or not all(
             k.isdigit() and len(k) <= MAX_DIGITS for k in scales):
         raise RecordError(f"{name}: 'batch_size_scale_schedule' must map steps to whole "
                            "numbers")
-    # jax_privacy's schedule (optax's piecewise constant one): from step s on, the batch
-    # is batch_size times the product of the scales at s and before.
     batches, size = [(0, batch)], batch
     for step, scale in sorted((int(s), v) for s, v in scales.items()):
         if step >= updates:
@@ -459,19 +503,7 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
             raise RecordError(f"{name}: from update {step:,} a batch of {size:,} is larger "
                               f"than num_samples {examples:,}")
         batches.append((step, size))
-    stages: list[dict[str, Any]] = []
-    for steps, nm, bs in _segments(noise, batches, updates):
-        if bs > examples:
-            raise RecordError(f"{name}: a batch of {bs:,} is larger than num_samples "
-                               f"{examples:,}")
-        stages.append({"name": f"updates with noise {nm:g} and batch {bs:,}", "mechanism": {
-            "dpsgd": {"noise_multiplier": nm, "batch_size": bs, "dataset_size": examples,
-                      "steps": steps, "sampling": said.sampling}}})
-    mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
-    read = (f"num_samples {examples:,}, num_updates {updates:,}, logical batch {batch:,} "
-            f"(from {how}), noise multipliers {_shown(record.get('noise_multipliers'))}, "
-            f"sampling_method {method}")
-    return _imported(mechanism, said, f"jax_privacy parameters {name}", digest, read)
+    return batches
 
 
 def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
