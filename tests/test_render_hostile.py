@@ -58,7 +58,8 @@ def test_paragraphs_start_no_markdown_block(variant: str) -> None:
     texts = [token.content for token in tokens if token.type == "inline"]
     for paragraph in ("- a list", "+ another", "1. ordered", "7) ordered", "---", "===",
                       "::add-mask::secret"):
-        assert any(MarkdownIt().renderInline(text).strip() == paragraph
+        # (the same characters a reader sees: word joiners are invisible)
+        assert any(MarkdownIt().renderInline(text).strip().replace("\u2060", "") == paragraph
                    for text in texts) == (variant == "report"), paragraph
 
 
