@@ -10,6 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 #: Environment for git and pre-commit: no user or system configuration, a fixed identity.
 GIT_ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -69,3 +71,13 @@ def commit(repo: Path, files: dict[str, str | None], message: str) -> str:
         git(repo, "add", name)
     git(repo, "commit", "-q", "--no-gpg-sign", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(autouse=True)
+def hermetic_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Git without the user's configuration, and none of a GitHub runner's variables (a
+    test module imports this fixture to use it)."""
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "RUNNER_TEMP"):
+        monkeypatch.delenv(name, raising=False)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
+from git_repo import hermetic_git as hermetic_git  # an autouse fixture
 
 import privspec
 from privspec.cli import main as privspec_main
@@ -30,14 +31,6 @@ mechanism:
     mechanism: {laplace: {scale: 20.0}}
 accounting: {discretization: 1e-3}
 """
-
-
-@pytest.fixture(autouse=True)
-def _hermetic_git(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "RUNNER_TEMP"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

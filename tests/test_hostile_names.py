@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from git_repo import GIT_ENV, commit, git, init_repo
+from git_repo import commit, git, init_repo
+from git_repo import hermetic_git as hermetic_git  # an autouse fixture
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -54,14 +55,6 @@ def gaussian_spec(sigma: float, title: str = "One Gaussian count") -> str:
     return (f"privspec: 1\ntitle: {title!r}\nunit: one person\nneighbouring: add-or-remove\n"
             f"mechanism:\n  gaussian: {{sigma: {sigma}, sensitivity: 1.0}}\n"
             "budget:\n  max_mu: 0.3\n")
-
-
-@pytest.fixture(autouse=True)
-def _hermetic_git(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "RUNNER_TEMP"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def _name(index: int, hostile: str) -> str:

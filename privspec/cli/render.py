@@ -42,7 +42,7 @@ Output = Annotated[str | None, typer.Option(
 OutputDir = Annotated[str | None, typer.Option(
     "--output-dir", "-d", metavar="DIR", help="Write each document to DIR/<spec "
     "stem><suffix>: .md, -model-card.md, .tex and -macros.tex, -standalone.tex, .html, "
-    ".json; Markdown's figure to -tradeoff.svg and -tradeoff.png.",
+    ".json; Markdown's figures to -tradeoff.svg, -tradeoff.png, -risk.svg and -risk.png.",
     show_default=False)]
 Check = Annotated[bool, typer.Option(
     "--check", help="Write nothing: render in memory, compare with the files of -o or "
