@@ -46,7 +46,14 @@ from dp_accounting.pld import common, pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, fft_plans, require, spend
+from privspec.numerics.cost import (
+    CostError,
+    check,
+    fft_plans,
+    keep,
+    require,
+    spend,
+)
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -265,18 +272,23 @@ def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass:
                 keep[alive], log_bound[alive], spectrum[alive], log_upper[alive])
             if index:
                 log_product, first_order = log_product[alive], first_order[alive]
+        del alive
         if not index:
             log_product, first_order = np.zeros(keep.size, dtype=np.complex128), np.zeros(keep.size)
         magnitude = np.abs(spectrum)
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = np.log(spectrum)  # log|Ŵ| + i·arg Ŵ
-        phase = np.fmod(part.count * logs.imag, 2 * math.pi)
-        log_product += part.count * logs.real + 1j * phase
+        del spectrum  # (each array freed once used: a tilt's peak is its loop's)
+        log_product.real += part.count * logs.real
+        log_product.imag += np.fmod(part.count * logs.imag, 2 * math.pi)
         first_order += part.count * (stage_error / (magnitude + stage_error)
                                      + 4 * _U * (2 + np.abs(log_upper) + np.abs(logs.imag)))
+        del magnitude, logs, log_upper
     product = np.zeros(length // 2 + 1, dtype=np.complex128)
     product[keep] = np.exp(log_product)
+    del log_product
     tilted = scipy.fft.irfft(product, length)
+    del product
     weights = np.where((keep == 0) | (2 * keep == length), 1.0, 2.0)
     bound = np.exp(log_bound) * weights
     error = (float(bound @ np.minimum(first_order, 2.0)) + stage_error * float(bound.sum())) / length
@@ -408,17 +420,26 @@ def compose_directions(directions: Sequence[Sequence[tuple[LossPMF, int]]],
     """``compose`` for each direction's factors, with the time of all the tilted
     compositions estimated before any of them starts (so that a budget refuses the
     second direction before the first is composed, not after)."""
-    jobs = [_Job.of(factors) for factors in directions]
-    tilted = [job for job in jobs if job.lattice is not None and job.direct is None]
-    estimates = []
-    for job in tilted:
-        assert job.lattice is not None
-        extent = _extent(job.lattice, truncation)
-        require(estimated_memory(job.lattice, extent), "composing the releases")
-        estimates.append(estimated_seconds(job.lattice, extent))
-    if estimates:
-        spend(sum(estimates), "composing the releases")
-    return tuple(job.run(discretization, truncation, target) for job in jobs)
+    jobs: list[_Job] = []
+    try:
+        for factors in directions:  # (each direction's lattice is kept until all are done)
+            jobs.append(_Job.of(factors))
+            keep(jobs[-1].bytes)
+        tilted = [job for job in jobs if job.lattice is not None and job.direct is None]
+        memory, seconds = [], []
+        for job in tilted:
+            assert job.lattice is not None
+            extent = _extent(job.lattice, truncation)
+            memory.append(estimated_memory(job.lattice, extent))
+            check(memory[-1], "composing the releases")
+            seconds.append(estimated_seconds(job.lattice, extent))
+        if tilted:
+            spend(sum(seconds), "composing the releases")
+            # (noted only now: a composition refused for its time never runs)
+            require(max(memory), "composing the releases")
+        return tuple(job.run(discretization, truncation, target) for job in jobs)
+    finally:
+        keep(-sum(job.bytes for job in jobs))
 
 
 @dataclass
@@ -431,6 +452,11 @@ class _Job:
     lattice: _Lattice | None
     direct: tuple[FloatArray, float] | None
 
+    @property
+    def bytes(self) -> float:
+        """Bytes of the lattice's copies of the releases, kept while the job lives."""
+        return 0.0 if self.lattice is None else _LATTICE_BYTES_PER_ENTRY * _entries(self.lattice)
+
     @staticmethod
     def of(factors: Sequence[tuple[LossPMF, int]]) -> _Job:
         factors = [(f, c) for f, c in factors if c > 0]
@@ -439,8 +465,8 @@ class _Job:
         if len(factors) == 1 and factors[0][1] == 1:
             return _Job(factors, None, None)
         entries = sum(f.probs.size for f, _ in factors)
-        # Before the lattice's own copies: their cumulant sums alone.
-        require(HELD_BYTES_PER_POINT * entries, "composing the releases")
+        # The lattice's copies (``_LATTICE_BYTES_PER_ENTRY``) and their build's temporaries.
+        require(_LATTICE_BUILD_BYTES_PER_ENTRY * entries, "composing the releases")
         supports = [_support(f) for f, _ in factors]
         # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
         g = reduce(math.gcd, [s[2] for s in supports], 0) or 1
@@ -556,18 +582,14 @@ def _extent(lattice: _Lattice, truncation: float) -> _Extent:
 
 
 def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
-    """Peak bytes of the tilted composition, estimated before any FFT (calibrated on
-    long DP-SGD runs and on 1,000 distinct releases): each tilt's window spans about 30
-    standard deviations of the composed loss (``_apply_tilt``) and holds one release's
-    spectrum at a time beside the product's accumulators and work arrays (about 222
-    bytes a point in all); the covered range keeps a dozen arrays; the cumulant sums
-    (``cgf``) take about ten arrays the size of all releases' entries together."""
-    window = min(lattice.width + 1, 30 * extent.spread)
+    """Peak bytes of the tilted composition, estimated before any FFT: its widest tilt
+    as ``_tilt_memory`` counts it, whose window spans at most about 30 standard
+    deviations of the composition tilted to the top of its range (measured: 16 to 18 for
+    Gaussian-like losses; heavy-tailed ones may reach further, and ``_tilt_memory``,
+    checked before each tilt, has the last word), with the plans of all its tilts."""
     widest = min(lattice.width + 1, 30 * extent.spread_at_top)
     cached = min(_tilt_lengths(lattice, extent), _CACHED_PLANS * widest)
-    entries = float(sum(part.probs.size for part in lattice.parts))
-    return (window * 222.0 + 100.0 * extent.covered + HELD_BYTES_PER_POINT * entries
-            + _PLAN_BYTES_PER_POINT * cached)
+    return _tilt_bytes(lattice, widest, extent.covered, cached)
 
 
 #: scipy's FFT keeps the plans of its last 16 lengths (each tilt has its own), about
@@ -755,9 +777,27 @@ def _tilt_memory(lattice: _Lattice, length: int, covered: int) -> float:
     plans.move_to_end(length)
     while len(plans) > _CACHED_PLANS:
         plans.popitem(last=False)
-    entries = float(sum(part.probs.size for part in lattice.parts))
-    return (_TILT_BYTES_PER_POINT * length + 100.0 * covered + HELD_BYTES_PER_POINT * entries
-            + _PLAN_BYTES_PER_POINT * sum(plans))
+    return _tilt_bytes(lattice, length, covered, sum(plans))
+
+
+def _tilt_bytes(lattice: _Lattice, length: float, covered: float, planned: float) -> float:
+    """Bytes of a tilt of FFT ``length`` over ``covered`` offsets, beside the releases'
+    entries and cached plans of ``planned`` points in all: the tilt's arrays, the
+    covered range's dozen arrays, the entries' copies and cumulant sums."""
+    return (_TILT_BYTES_PER_POINT * length + 100.0 * covered
+            + _CGF_BYTES_PER_ENTRY * _entries(lattice) + _PLAN_BYTES_PER_POINT * planned)
+
+
+def _entries(lattice: _Lattice) -> float:
+    """Entries of all the lattice's releases together."""
+    return float(sum(part.probs.size for part in lattice.parts))
+
+
+#: Bytes per entry of the releases (traced): the lattice's copies, kept while it is
+#: composed beside the releases held (log p, the offsets, the probabilities, the
+#: cumulant sums' concatenation: 40); while they are built (49); and the cumulant sums'
+#: temporaries (``_Lattice.cgf``: 32), in use beside a tilt's arrays.
+_LATTICE_BYTES_PER_ENTRY, _LATTICE_BUILD_BYTES_PER_ENTRY, _CGF_BYTES_PER_ENTRY = 40, 56, 32
 
 
 def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:
