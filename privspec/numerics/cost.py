@@ -238,9 +238,9 @@ def factor_to_fit(total: float) -> float:
 
 
 #: Bytes a lowered release takes per PMF point while it is held until composition (its
-#: losses and probabilities, 16 bytes, and the heap they fragment; measured: 19 bytes a
-#: point over 400 distinct DP-SGD releases).
-HELD_BYTES_PER_POINT = 24
+#: losses and probabilities, 16 bytes, and the heap they fragment; measured: 19 to 24
+#: bytes a point over 400 distinct DP-SGD releases).
+HELD_BYTES_PER_POINT = 30
 #: Bytes a privacy-loss grid point takes while a release is built (measured: the
 #: connect-the-dots profile, its differences and dp-accounting's copies).
 BYTES_PER_GRID_POINT = 200.0
