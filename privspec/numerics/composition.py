@@ -231,9 +231,12 @@ def _wrapped(values: FloatArray, start: int, length: int) -> FloatArray:
 
 
 def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass: float,
-                     span: tuple[int, int]) -> tuple[FloatArray, FloatArray, float]:
+                     span: tuple[int, int], afford: Callable[[int], None] = lambda kept: None
+                     ) -> tuple[FloatArray, FloatArray, float]:
     """One FFT of length L for the tilt θ, read over the offsets ``span`` = [a, b]
     (within the L offsets whose mass does not wrap around: ``wrapped_mass`` is the rest).
+    ``afford`` is told how many spectral coefficients are kept once the first release's
+    transform shows it, before the arrays of that size are allocated.
 
     Returns log p^{*}(offset) (−∞ where the value is within its error bound: then 0 is
     the estimate), the log of each value's absolute error bound, and the tilted error
@@ -274,6 +277,7 @@ def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass:
                 log_product, first_order = log_product[alive], first_order[alive]
         del alive
         if not index:
+            afford(keep.size)
             log_product, first_order = np.zeros(keep.size, dtype=np.complex128), np.zeros(keep.size)
         magnitude = np.abs(spectrum)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -583,13 +587,14 @@ def _extent(lattice: _Lattice, truncation: float) -> _Extent:
 
 def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
     """Peak bytes of the tilted composition, estimated before any FFT: its widest tilt
-    as ``_tilt_memory`` counts it, whose window spans at most about 30 standard
-    deviations of the composition tilted to the top of its range (measured: 16 to 18 for
-    Gaussian-like losses; heavy-tailed ones may reach further, and ``_tilt_memory``,
-    checked before each tilt, has the last word), with the plans of all its tilts."""
-    widest = min(lattice.width + 1, 30 * extent.spread_at_top)
-    cached = min(_tilt_lengths(lattice, extent), _CACHED_PLANS * widest)
-    return _tilt_bytes(lattice, widest, extent.covered, cached)
+    as ``_tilt_memory`` counts it with no coefficient underflowing, whose window spans
+    about 20 standard deviations of the composition tilted to the top of its range
+    (measured: 16 to 20 for Gaussian-like losses; heavy-tailed ones reach further),
+    with its plan and those this report's earlier compositions cached.  ``_tilt_memory``,
+    checked before each tilt with the plans cached by then, has the last word."""
+    widest = min(lattice.width + 1, 20 * extent.spread_at_top)
+    return _tilt_bytes(lattice, widest, extent.covered, widest + sum(fft_plans()),
+                       widest / 2)
 
 
 #: scipy's FFT keeps the plans of its last 16 lengths (each tilt has its own), about
@@ -743,8 +748,12 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
     a, b = max(w0, lo), min(w0 + length - 1, hi)
     if a > b:  # pragma: no cover - every window reaches the offset it aims at
         raise CompositionError("a tilt's window misses the composition's range")
-    require(_tilt_memory(lattice, length, best_error.size), "composing the releases")
-    log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped, (a, b))
+    def afford(kept: int) -> None:
+        require(_tilt_memory(lattice, length, best_error.size, kept), "composing the releases")
+
+    afford(0)  # the transform itself, before the coefficients it keeps are known
+    log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped, (a, b),
+                                                     afford)
     noise = max(noise, seen)
     theirs = slice(a - lo, b - lo + 1)
     better = log_error < best_error[theirs]
@@ -761,30 +770,34 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
     return open_, noise
 
 
-#: Bytes a tilt takes per point of its FFT (measured: 26 to 66 bytes traced, from 14
-#: million points whose spectrum soon underflows to 1.3 million whose spectrum does
-#: not): the input, the spectrum, the running bounds and product, their logarithms, the
-#: inverse transform and its rolled copy.  Which it is shows only after the transform.
-_TILT_BYTES_PER_POINT = 66.0
+#: Bytes a tilt takes per point of its FFT, its plan aside, and per spectral
+#: coefficient it keeps (at most L/2 + 1: those whose bound has not underflowed).
+#: Measured in resident memory: 27 to 32 bytes a point where the spectrum soon
+#: underflows, 44 to 52 where it does not (56 to 92 before each array was freed once
+#: used): the input, the spectrum, the inverse transform and its rolled copy a point;
+#: the running bounds and product and their logarithms a coefficient kept.
+_TILT_BYTES_PER_POINT, _TILT_BYTES_PER_KEPT = 34.0, 44.0
 
 
-def _tilt_memory(lattice: _Lattice, length: int, covered: int) -> float:
-    """Bytes in use while a tilt of FFT ``length`` runs, its plan cached: checked before
-    each tilt, since a tilt's window is known only once its θ is (the estimate before
-    the composition, ``estimated_memory``, is a forecast)."""
+def _tilt_memory(lattice: _Lattice, length: int, covered: int, kept: float) -> float:
+    """Bytes in use while a tilt of FFT ``length`` runs, its plan cached, with ``kept``
+    spectral coefficients: checked before each tilt (its window is known only once its
+    θ is; the estimate before the composition, ``estimated_memory``, is a forecast)
+    and again once its first transform shows how many coefficients it keeps."""
     plans = fft_plans()  # (scipy's cache is the process's; this counts this report's)
     plans[length] = None
     plans.move_to_end(length)
     while len(plans) > _CACHED_PLANS:
         plans.popitem(last=False)
-    return _tilt_bytes(lattice, length, covered, sum(plans))
+    return _tilt_bytes(lattice, length, covered, sum(plans), kept)
 
 
-def _tilt_bytes(lattice: _Lattice, length: float, covered: float, planned: float) -> float:
-    """Bytes of a tilt of FFT ``length`` over ``covered`` offsets, beside the releases'
-    entries and cached plans of ``planned`` points in all: the tilt's arrays, the
-    covered range's dozen arrays, the entries' copies and cumulant sums."""
-    return (_TILT_BYTES_PER_POINT * length + 100.0 * covered
+def _tilt_bytes(lattice: _Lattice, length: float, covered: float, planned: float,
+                kept: float) -> float:
+    """Bytes of a tilt of FFT ``length`` keeping ``kept`` coefficients over ``covered``
+    offsets, beside the releases' entries and cached plans of ``planned`` points in
+    all: the tilt's arrays, the covered range's dozen arrays, the cumulant sums."""
+    return (_TILT_BYTES_PER_POINT * length + _TILT_BYTES_PER_KEPT * kept + 100.0 * covered
             + _CGF_BYTES_PER_ENTRY * _entries(lattice) + _PLAN_BYTES_PER_POINT * planned)
 
 
