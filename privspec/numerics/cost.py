@@ -46,18 +46,18 @@ def time_budget() -> float:
 
 @dataclass
 class _Tally:
-    """Within one ``budget`` block: bytes of the releases held for composition in this
-    attempt; seconds of the work started in all attempts (an abandoned attempt's
-    building was done, its refused composition was not), and before this attempt; of
-    this attempt's seconds, those no discretization reduces (``fixed``); and the largest
-    memory estimate of any attempt in the block (``peak``)."""
+    """Within one ``budget`` block: bytes of the releases (and a running composition's
+    copies of them) held in this attempt; seconds of the work started in all attempts
+    (an abandoned attempt's building was done, its refused composition was not), and
+    before this attempt; of this attempt's seconds, those no discretization reduces
+    (``fixed``); and the largest memory estimate of any attempt in the block (``peak``)."""
 
     held: float = 0.0
     spent: float = 0.0
     before: float = 0.0
     fixed: float = 0.0
     peak: float = 0.0
-    #: How many times the releases built so far all of them are (``hold``'s projection).
+    #: All the releases over those built so far (``hold``'s projection of their bytes).
     scale: float = 1.0
     resident: float = 0.0  # the mechanism's own objects, beside every computation
     #: The FFT lengths whose plans this block's work left cached, least recently used
