@@ -93,7 +93,8 @@ def child(name: str) -> None:
     read = time.process_time() - start
     start = time.process_time()
     try:
-        report = privspec.evaluate(spec, memory_budget=memory, time_budget=seconds)
+        report = privspec.evaluate(spec, memory_budget=memory, time_budget=seconds,
+                                  cache=False)  # (a cached report computes nothing)
         outcome = (f"h = {report.accounting.discretization:g}; "
                    + (", ".join(w.code for w in report.warnings) or "no caveat"))
     except EvaluationError as error:

@@ -46,7 +46,14 @@ from dp_accounting.pld import common, pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
 from privspec.numerics import progress
-from privspec.numerics.cost import HELD_BYTES_PER_POINT, CostError, fft_plans, require, spend
+from privspec.numerics.cost import (
+    CostError,
+    check,
+    fft_plans,
+    keep,
+    require,
+    spend,
+)
 from privspec.numerics.curve import FloatArray, LossPMF, pmfs_from_pld
 
 _U = 2.0**-53
@@ -224,9 +231,12 @@ def _wrapped(values: FloatArray, start: int, length: int) -> FloatArray:
 
 
 def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass: float,
-                     span: tuple[int, int]) -> tuple[FloatArray, FloatArray, float]:
+                     span: tuple[int, int], afford: Callable[[int], None] = lambda kept: None
+                     ) -> tuple[FloatArray, FloatArray, float]:
     """One FFT of length L for the tilt θ, read over the offsets ``span`` = [a, b]
     (within the L offsets whose mass does not wrap around: ``wrapped_mass`` is the rest).
+    ``afford`` is told how many spectral coefficients are kept once the first release's
+    transform shows it, before the arrays of that size are allocated.
 
     Returns log p^{*}(offset) (−∞ where the value is within its error bound: then 0 is
     the estimate), the log of each value's absolute error bound, and the tilted error
@@ -265,18 +275,24 @@ def _tilted_estimate(lattice: _Lattice, theta: float, length: int, wrapped_mass:
                 keep[alive], log_bound[alive], spectrum[alive], log_upper[alive])
             if index:
                 log_product, first_order = log_product[alive], first_order[alive]
+        del alive
         if not index:
+            afford(keep.size)
             log_product, first_order = np.zeros(keep.size, dtype=np.complex128), np.zeros(keep.size)
         magnitude = np.abs(spectrum)
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = np.log(spectrum)  # log|Ŵ| + i·arg Ŵ
-        phase = np.fmod(part.count * logs.imag, 2 * math.pi)
-        log_product += part.count * logs.real + 1j * phase
+        del spectrum  # (each array freed once used: a tilt's peak is its loop's)
+        log_product.real += part.count * logs.real
+        log_product.imag += np.fmod(part.count * logs.imag, 2 * math.pi)
         first_order += part.count * (stage_error / (magnitude + stage_error)
                                      + 4 * _U * (2 + np.abs(log_upper) + np.abs(logs.imag)))
+        del magnitude, logs, log_upper
     product = np.zeros(length // 2 + 1, dtype=np.complex128)
     product[keep] = np.exp(log_product)
+    del log_product
     tilted = scipy.fft.irfft(product, length)
+    del product
     weights = np.where((keep == 0) | (2 * keep == length), 1.0, 2.0)
     bound = np.exp(log_bound) * weights
     error = (float(bound @ np.minimum(first_order, 2.0)) + stage_error * float(bound.sum())) / length
@@ -408,17 +424,26 @@ def compose_directions(directions: Sequence[Sequence[tuple[LossPMF, int]]],
     """``compose`` for each direction's factors, with the time of all the tilted
     compositions estimated before any of them starts (so that a budget refuses the
     second direction before the first is composed, not after)."""
-    jobs = [_Job.of(factors) for factors in directions]
-    tilted = [job for job in jobs if job.lattice is not None and job.direct is None]
-    estimates = []
-    for job in tilted:
-        assert job.lattice is not None
-        extent = _extent(job.lattice, truncation)
-        require(estimated_memory(job.lattice, extent), "composing the releases")
-        estimates.append(estimated_seconds(job.lattice, extent))
-    if estimates:
-        spend(sum(estimates), "composing the releases")
-    return tuple(job.run(discretization, truncation, target) for job in jobs)
+    jobs: list[_Job] = []
+    try:
+        for factors in directions:  # (each direction's lattice is kept until all are done)
+            jobs.append(_Job.of(factors))
+            keep(jobs[-1].bytes)
+        tilted = [job for job in jobs if job.lattice is not None and job.direct is None]
+        memory, seconds = [], []
+        for job in tilted:
+            assert job.lattice is not None
+            extent = _extent(job.lattice, truncation)
+            memory.append(estimated_memory(job.lattice, extent))
+            check(memory[-1], "composing the releases")
+            seconds.append(estimated_seconds(job.lattice, extent))
+        if tilted:
+            spend(sum(seconds), "composing the releases")
+            # (noted only now: a composition refused for its time never runs)
+            require(max(memory), "composing the releases")
+        return tuple(job.run(discretization, truncation, target) for job in jobs)
+    finally:
+        keep(-sum(job.bytes for job in jobs))
 
 
 @dataclass
@@ -431,6 +456,11 @@ class _Job:
     lattice: _Lattice | None
     direct: tuple[FloatArray, float] | None
 
+    @property
+    def bytes(self) -> float:
+        """Bytes of the lattice's copies of the releases, kept while the job lives."""
+        return 0.0 if self.lattice is None else _LATTICE_BYTES_PER_ENTRY * _entries(self.lattice)
+
     @staticmethod
     def of(factors: Sequence[tuple[LossPMF, int]]) -> _Job:
         factors = [(f, c) for f, c in factors if c > 0]
@@ -439,8 +469,8 @@ class _Job:
         if len(factors) == 1 and factors[0][1] == 1:
             return _Job(factors, None, None)
         entries = sum(f.probs.size for f, _ in factors)
-        # Before the lattice's own copies: their cumulant sums alone.
-        require(HELD_BYTES_PER_POINT * entries, "composing the releases")
+        # The lattice's copies (``_LATTICE_BYTES_PER_ENTRY``) and their build's temporaries.
+        require(_LATTICE_BUILD_BYTES_PER_ENTRY * entries, "composing the releases")
         supports = [_support(f) for f, _ in factors]
         # The lattice: every positive index of factor i is ≡ firstᵢ (mod gᵢ).
         g = reduce(math.gcd, [s[2] for s in supports], 0) or 1
@@ -556,18 +586,15 @@ def _extent(lattice: _Lattice, truncation: float) -> _Extent:
 
 
 def estimated_memory(lattice: _Lattice, extent: _Extent) -> float:
-    """Peak bytes of the tilted composition, estimated before any FFT (calibrated on
-    long DP-SGD runs and on 1,000 distinct releases): each tilt's window spans about 30
-    standard deviations of the composed loss (``_apply_tilt``) and holds one release's
-    spectrum at a time beside the product's accumulators and work arrays (about 222
-    bytes a point in all); the covered range keeps a dozen arrays; the cumulant sums
-    (``cgf``) take about ten arrays the size of all releases' entries together."""
-    window = min(lattice.width + 1, 30 * extent.spread)
-    widest = min(lattice.width + 1, 30 * extent.spread_at_top)
-    cached = min(_tilt_lengths(lattice, extent), _CACHED_PLANS * widest)
-    entries = float(sum(part.probs.size for part in lattice.parts))
-    return (window * 222.0 + 100.0 * extent.covered + HELD_BYTES_PER_POINT * entries
-            + _PLAN_BYTES_PER_POINT * cached)
+    """Peak bytes of the tilted composition, estimated before any FFT: its widest tilt
+    as ``_tilt_memory`` counts it with no coefficient underflowing, whose window spans
+    about 20 standard deviations of the composition tilted to the top of its range
+    (measured: 16 to 20 for Gaussian-like losses; heavy-tailed ones reach further),
+    with its plan and those this report's earlier compositions cached.  ``_tilt_memory``,
+    checked before each tilt with the plans cached by then, has the last word."""
+    widest = min(lattice.width + 1, 20 * extent.spread_at_top)
+    return _tilt_bytes(lattice, widest, extent.covered, widest + sum(fft_plans()),
+                       widest / 2)
 
 
 #: scipy's FFT keeps the plans of its last 16 lengths (each tilt has its own), about
@@ -721,8 +748,12 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
     a, b = max(w0, lo), min(w0 + length - 1, hi)
     if a > b:  # pragma: no cover - every window reaches the offset it aims at
         raise CompositionError("a tilt's window misses the composition's range")
-    require(_tilt_memory(lattice, length, best_error.size), "composing the releases")
-    log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped, (a, b))
+    def afford(kept: int) -> None:
+        require(_tilt_memory(lattice, length, best_error.size, kept), "composing the releases")
+
+    afford(0)  # the transform itself, before the coefficients it keeps are known
+    log_estimate, log_error, seen = _tilted_estimate(lattice, theta, length, wrapped, (a, b),
+                                                     afford)
     noise = max(noise, seen)
     theirs = slice(a - lo, b - lo + 1)
     better = log_error < best_error[theirs]
@@ -739,25 +770,47 @@ def _apply_tilt(lattice: _Lattice, theta: float, noise: float, span: tuple[int, 
     return open_, noise
 
 
-#: Bytes a tilt takes per point of its FFT (measured: 26 to 66 bytes traced, from 14
-#: million points whose spectrum soon underflows to 1.3 million whose spectrum does
-#: not): the input, the spectrum, the running bounds and product, their logarithms, the
-#: inverse transform and its rolled copy.  Which it is shows only after the transform.
-_TILT_BYTES_PER_POINT = 66.0
+#: Bytes a tilt takes per point of its FFT, its plan aside, and per spectral
+#: coefficient it keeps (at most L/2 + 1: those whose bound has not underflowed).
+#: Measured in resident memory: 27 to 32 bytes a point where the spectrum soon
+#: underflows, 44 to 52 where it does not (56 to 92 before each array was freed once
+#: used): the input, the spectrum, the inverse transform and its rolled copy a point;
+#: the running bounds and product and their logarithms a coefficient kept.
+_TILT_BYTES_PER_POINT, _TILT_BYTES_PER_KEPT = 34.0, 44.0
 
 
-def _tilt_memory(lattice: _Lattice, length: int, covered: int) -> float:
-    """Bytes in use while a tilt of FFT ``length`` runs, its plan cached: checked before
-    each tilt, since a tilt's window is known only once its θ is (the estimate before
-    the composition, ``estimated_memory``, is a forecast)."""
+def _tilt_memory(lattice: _Lattice, length: int, covered: int, kept: float) -> float:
+    """Bytes in use while a tilt of FFT ``length`` runs, its plan cached, with ``kept``
+    spectral coefficients: checked before each tilt (its window is known only once its
+    θ is; the estimate before the composition, ``estimated_memory``, is a forecast)
+    and again once its first transform shows how many coefficients it keeps."""
     plans = fft_plans()  # (scipy's cache is the process's; this counts this report's)
     plans[length] = None
     plans.move_to_end(length)
     while len(plans) > _CACHED_PLANS:
         plans.popitem(last=False)
-    entries = float(sum(part.probs.size for part in lattice.parts))
-    return (_TILT_BYTES_PER_POINT * length + 100.0 * covered + HELD_BYTES_PER_POINT * entries
-            + _PLAN_BYTES_PER_POINT * sum(plans))
+    return _tilt_bytes(lattice, length, covered, sum(plans), kept)
+
+
+def _tilt_bytes(lattice: _Lattice, length: float, covered: float, planned: float,
+                kept: float) -> float:
+    """Bytes of a tilt of FFT ``length`` keeping ``kept`` coefficients over ``covered``
+    offsets, beside the releases' entries and cached plans of ``planned`` points in
+    all: the tilt's arrays, the covered range's dozen arrays, the cumulant sums."""
+    return (_TILT_BYTES_PER_POINT * length + _TILT_BYTES_PER_KEPT * kept + 100.0 * covered
+            + _CGF_BYTES_PER_ENTRY * _entries(lattice) + _PLAN_BYTES_PER_POINT * planned)
+
+
+def _entries(lattice: _Lattice) -> float:
+    """Entries of all the lattice's releases together."""
+    return float(sum(part.probs.size for part in lattice.parts))
+
+
+#: Bytes per entry of the releases (traced): the lattice's copies, kept while it is
+#: composed beside the releases held (log p, the offsets, the probabilities, the
+#: cumulant sums' concatenation: 40); while they are built (49); and the cumulant sums'
+#: temporaries (``_Lattice.cgf``: 32), in use beside a tilt's arrays.
+_LATTICE_BYTES_PER_ENTRY, _LATTICE_BUILD_BYTES_PER_ENTRY, _CGF_BYTES_PER_ENTRY = 40, 56, 32
 
 
 def _sum_relative_error(probs: FloatArray, errors: FloatArray, losses: FloatArray) -> float:

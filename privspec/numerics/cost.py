@@ -46,17 +46,19 @@ def time_budget() -> float:
 
 @dataclass
 class _Tally:
-    """Within one ``budget`` block: bytes of the releases held for composition in this
-    attempt; seconds of the work started in all attempts (an abandoned attempt's
-    building was done, its refused composition was not), and before this attempt; of
-    this attempt's seconds, those no discretization reduces (``fixed``); and the largest
-    memory estimate of any attempt in the block (``peak``)."""
+    """Within one ``budget`` block: bytes of the releases (and a running composition's
+    copies of them) held in this attempt; seconds of the work started in all attempts
+    (an abandoned attempt's building was done, its refused composition was not), and
+    before this attempt; of this attempt's seconds, those no discretization reduces
+    (``fixed``); and the largest memory estimate of any attempt in the block (``peak``)."""
 
     held: float = 0.0
     spent: float = 0.0
     before: float = 0.0
     fixed: float = 0.0
     peak: float = 0.0
+    #: All the releases over those built so far (``hold``'s projection of their bytes).
+    scale: float = 1.0
     resident: float = 0.0  # the mechanism's own objects, beside every computation
     #: The FFT lengths whose plans this block's work left cached, least recently used
     #: first (``composition._tilt_memory``): counted per block, never across blocks, so
@@ -125,15 +127,31 @@ def spend(seconds: float, what: str, *, fixed: bool = False) -> None:
         tally.fixed += seconds
 
 
-def require(estimate: float, what: str) -> None:
-    """``CostError`` when ``what`` needs about ``estimate`` bytes, above the budget."""
+def check(estimate: float, what: str) -> None:
+    """``CostError`` when ``what`` needs about ``estimate`` bytes beside those held (the
+    releases, the mechanism's own objects), above the budget; nothing is noted
+    (``require`` once it runs)."""
+    estimate += held()
     tally = _TALLY.get()
     estimate += tally.resident if tally else 0.0
     if estimate > memory_budget():
         raise CostError(f"{what} needs about {gib(estimate)}", estimate,
                         estimate / memory_budget())
+
+
+def require(estimate: float, what: str) -> None:
+    """``check``, then note ``estimate`` bytes beside those held as this attempt's peak:
+    ``what`` starts now."""
+    check(estimate, what)
+    record_peak(held() + estimate)
+
+
+def keep(size: float) -> None:
+    """Count ``size`` bytes more (fewer, when negative) held beside every estimate of
+    this attempt: a composition's own copies of the releases while it runs."""
+    tally = _TALLY.get()
     if tally is not None:
-        tally.peak = max(tally.peak, estimate)
+        tally.held += size
 
 
 def record_peak(estimate: float) -> None:
@@ -173,7 +191,7 @@ def hold(size: float, count: int, expected: int) -> None:
     if tally is None:
         return
     tally.held += size
-    scale = max(1.0, expected / count) if count >= 3 else 1.0
+    scale = tally.scale = max(1.0, expected / count) if count >= 3 else 1.0
     projected, seconds = tally.held * scale, (tally.spent - tally.before) * scale
     many = f"its {max(count, expected):,} distinct releases"
     where = ("mechanism",)  # all of them, not the one that was built last
@@ -208,12 +226,21 @@ def reset_held() -> None:
     """Start a new attempt: its releases are built anew; the time spent so far stays."""
     tally = _TALLY.get()
     if tally is not None:
-        tally.held, tally.before, tally.fixed = 0.0, tally.spent, 0.0
+        tally.held, tally.before, tally.fixed, tally.scale = 0.0, tally.spent, 0.0, 1.0
 
 
-#: Bytes a lowered release takes per PMF point, held until it is composed and then
-#: while composing (``composition.ENTRY_BYTES``: the lattice's copies, the cumulant sums).
-HELD_BYTES_PER_POINT = 80
+def factor_to_fit(total: float) -> float:
+    """How much coarser a grid must be for ``total`` bytes, and the releases not built
+    yet (projected from those held, as ``hold`` does), to fit the budget."""
+    tally = _TALLY.get()
+    projected = tally.held * tally.scale if tally else 0.0
+    return max(total, projected) / memory_budget()
+
+
+#: Bytes a lowered release takes per PMF point while it is held until composition (its
+#: losses and probabilities, 16 bytes, and the heap they fragment; measured: 19 to 24
+#: bytes a point over 400 distinct DP-SGD releases).
+HELD_BYTES_PER_POINT = 30
 #: Bytes a privacy-loss grid point takes while a release is built (measured: the
 #: connect-the-dots profile, its differences and dp-accounting's copies).
 BYTES_PER_GRID_POINT = 200.0

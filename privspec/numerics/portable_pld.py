@@ -38,6 +38,7 @@ from privspec.numerics.cost import (
     BYTES_PER_GRID_POINT,
     SECONDS_PER_GRID_POINT,
     CostError,
+    factor_to_fit,
     gib,
     held,
     memory_budget,
@@ -210,7 +211,7 @@ def check_grids(ranges: list[tuple[int, int]], discretization: float, *,
         f"one release's privacy loss spans [{lower * discretization:.4g}, "
         f"{upper * discretization:.4g}]: {points:,} grid points at discretization "
         f"h = {discretization:g}, about {gib(estimate)} to build", estimate,
-        (held() + estimate) / memory_budget())
+        factor_to_fit(held() + estimate))
 
 
 #: Estimated seconds per noise value a discrete release's privacy losses are computed at,

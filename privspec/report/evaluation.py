@@ -145,6 +145,9 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
             # Out of memory beyond the estimates: a coarser grid needs less, likewise.
             over = (error if isinstance(error, cost.CostError) else
                     cost.CostError("composing the mechanism ran out of memory", math.inf, 2.0))
+            # Kept for the caveat, without its traceback: that would keep the abandoned
+            # attempt's frames, and all the releases they built, through the next one.
+            over.__traceback__ = over.__context__ = over.__cause__ = None
             h = (_coarser(used.accounting.discretization, over.factor)
                  if math.isfinite(over.factor) else math.inf)  # inf: no grid helps
             if used.accounting.discretization < asked:  # a finer grid of our choosing
