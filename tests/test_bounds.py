@@ -438,8 +438,8 @@ def test_a_sampled_laplace_gets_the_grid_it_needs_and_stays_within_a_thousandth(
 
 def test_a_finer_grid_never_publishes_weaker_guarantees_than_the_coarse_one() -> None:
     """User-level DP-FedAvg (z = 1, 100 of 342,477 users, 1,000 rounds): the default
-    budget coarsened it to h = 10⁻³ (estimate 2.8 GB (before the estimates were calibrated), peak 340 MB), and following the
-    caveat's advice (8 GiB) gave h = 10⁻⁴ composed without an error bound, with other
+    budget once coarsened it to h = 10⁻³ on an estimate of 2.8 GB (its peak: 340 MB), and
+    following the caveat's advice (8 GiB) gave h = 10⁻⁴ composed without an error bound, with other
     figures.  Now the uncertified h = 10⁻⁴ is reported beside the certified figures,
     which are the same whatever the budget, and the caveat says to publish those."""
     fedavg = spec({"dpsgd": {"noise_multiplier": 1.0, "batch_size": 100,
