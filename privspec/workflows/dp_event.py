@@ -23,7 +23,8 @@ from typing import Any
 from privspec.errors import PrivspecError
 from privspec.spec import events as ev
 from privspec.spec.base import MAX_DATASET_SIZE
-from privspec.spec.models import Spec, event_of
+from privspec.spec.group import binomial_weights
+from privspec.spec.models import Spec, spec_event
 
 _MODULE = "dp_accounting.dp_event"
 
@@ -83,6 +84,11 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
         return _named("SampledWithoutReplacementDpEvent",
                       source_dataset_size=share.denominator, sample_size=share.numerator,
                       event=inner)
+    if isinstance(event, ev.MixtureGaussianEvent):
+        return _named("MixtureOfGaussiansDpEvent",
+                      standard_deviation=event.sigma / event.sensitivity,
+                      sensitivities=[float(j) for j in range(event.records + 1)],
+                      sampling_probs=binomial_weights(event.records, event.rate))
     if isinstance(event, ev.TruncatedPoissonEvent):
         return _named("TruncatedSubsampledGaussianDpEvent", dataset_size=event.dataset_size,
                       sampling_probability=event.rate,
@@ -121,8 +127,8 @@ def export_dp_event(spec: Spec) -> Export:
     under (``ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``)."""
     replace_one = spec.neighbouring == "replace-one"
     notes: list[str] = []
-    event = _event(event_of(spec.mechanism), replace_one, notes)
-    if replace_one and any(not e.clipped for e in _gaussians(event_of(spec.mechanism))):
+    event = _event(spec_event(spec), replace_one, notes)
+    if replace_one and any(not e.clipped for e in _gaussians(spec_event(spec))):
         notes.append("under REPLACE_ONE dp-accounting doubles every Gaussian's shift; a "
                      "gaussian given by sigma and sensitivity already states its shift, so "
                      "its accounting there is looser than privspec's")

@@ -1,0 +1,106 @@
+"""Who is protected: a unit (the spec's ``unit:``) that contributes up to k records.
+
+``grouped(event, k)`` turns what one record's neighbours release into what one unit's
+do, where privspec accounts it exactly: an additive release with a per-record
+sensitivity Δ moves by at most k·Δ (so a Gaussian's μ is kΔ/σ); a Poisson-sampled
+Gaussian samples Binomial(k, q) of the unit's records, a mixture of Gaussians (Ganesh
+2024, arXiv:2401.10294, Thm 3.1).  ``group_problem`` says, for the mechanism as
+written, where that is not accounted yet (the spec is refused there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any
+
+from privspec.spec import events as ev
+
+#: Words of ``unit:`` that name a person-like unit, who may well hold many records.
+PERSON_WORDS = ("person", "people", "user", "patient", "respondent", "household",
+                "individual", "client", "device", "customer")
+
+#: Kinds whose release moves by at most k times its per-record sensitivity.
+SCALED_KINDS = ("gaussian", "laplace", "discrete_gaussian", "discrete_laplace")
+
+_ACCOUNTED = ("accounted for units of several records: gaussian, laplace, "
+              "discrete_gaussian and discrete_laplace on the whole dataset, a gaussian "
+              "under poisson_sampled and dpsgd with Poisson sampling (add-or-remove or "
+              "zero-out), and repeat or compose of these")
+
+
+def names_a_person(unit: str) -> bool:
+    """Whether ``unit`` contains one of ``PERSON_WORDS`` (whole words, any case, plural
+    's' allowed)."""
+    words = re.findall(r"[a-z]+", unit.casefold())
+    return any(word in PERSON_WORDS or (word.endswith("s") and word[:-1] in PERSON_WORDS)
+               for word in words)
+
+
+def _kind_and_fields(node: Any) -> tuple[str | None, Any]:
+    if isinstance(node, dict) and len(node) == 1:
+        ((kind, fields),) = node.items()
+        return (kind if isinstance(kind, str) else None), fields
+    return None, None
+
+
+def group_problem(kind: str, fields: Any, relation: str, records: int,
+                  sampled: bool) -> str | None:
+    """Why a mechanism node of ``kind`` (its ``fields`` as written) cannot be accounted
+    for units of ``records`` > 1 records under ``relation``; None when it can or when
+    ``records`` is 1.  ``sampled``: the node runs under a sampling node (which is
+    judged, with it, on its own)."""
+    if records == 1 or sampled or kind in ("repeat", "compose", *SCALED_KINDS):
+        return None
+    if kind == "poisson_sampled" or (kind == "dpsgd" and isinstance(fields, dict)
+                                     and fields.get("sampling", "poisson") == "poisson"):
+        inner, _ = _kind_and_fields(fields.get("mechanism") if isinstance(fields, dict)
+                                    else None)
+        if kind == "poisson_sampled" and inner != "gaussian":
+            return _refusal(records, f"poisson_sampled over '{inner}'")
+        if relation == "replace-one":
+            return _refusal(records, f"{kind} under replace-one neighbours")
+        return None
+    if kind == "dpsgd":
+        return _refusal(records, f"dpsgd with '{fields.get('sampling')}' batches")
+    return _refusal(records, f"'{kind}'")
+
+
+def _refusal(records: int, what: str) -> str:
+    return (f"records_per_unit {records} is not yet accounted for {what}; state "
+            f"records_per_unit: 1 with a unit that is one record, or use a mechanism "
+            f"{_ACCOUNTED}")
+
+
+def grouped(event: ev.Event, records: int) -> ev.Event:
+    """What ``event`` releases about one unit of ``records`` records, for the events
+    ``group_problem`` accepts (ValueError for any other)."""
+    if records == 1:
+        return event
+    if isinstance(event, ev.ComposedEvent):
+        return ev.ComposedEvent(tuple((grouped(stage, records), repeat)
+                                      for stage, repeat in event.stages))
+    if isinstance(event, ev.RepeatedEvent):
+        return ev.RepeatedEvent(grouped(event.event, records), event.count)
+    if (isinstance(event, ev.SampledEvent) and event.scheme == "poisson"
+            and isinstance(event.event, ev.GaussianEvent)):
+        return ev.MixtureGaussianEvent(event.event.sigma, event.event.sensitivity,
+                                       event.rate, records)
+    if isinstance(event, ev.GaussianEvent | ev.LaplaceEvent):
+        return dataclasses.replace(event, sensitivity=records * event.sensitivity)
+    if isinstance(event, ev.DiscreteGaussianEvent | ev.DiscreteLaplaceEvent):
+        return dataclasses.replace(event, sensitivity=records * event.sensitivity)
+    raise ValueError(f"records_per_unit {records} is not accounted for "
+                     f"{type(event).__name__}")
+
+
+def binomial_weights(records: int, rate: float) -> list[float]:
+    """P(j of ``records`` records are sampled at ``rate``), j = 0…records, from
+    log-gamma (no overflow for large counts); j = 0 gets the rest of 1 (pessimistic)."""
+    log_rate, log_rest = math.log(rate), math.log1p(-rate)
+    sampled = [math.exp(math.lgamma(records + 1) - math.lgamma(j + 1)
+                        - math.lgamma(records - j + 1) + j * log_rate
+                        + (records - j) * log_rest) for j in range(1, records + 1)]
+    # None sampled takes what is left: rounding never moves weight off the records.
+    return [max(0.0, 1.0 - math.fsum(sampled)), *sampled]
