@@ -30,12 +30,14 @@ _ACCOUNTED = ("accounted for units of several records: gaussian, laplace, "
               "zero-out), and repeat or compose of these")
 
 
-def names_a_person(unit: str) -> bool:
-    """Whether ``unit`` contains one of ``PERSON_WORDS`` (whole words, any case, plural
-    's' allowed)."""
-    words = re.findall(r"[a-z]+", unit.casefold())
-    return any(word in PERSON_WORDS or (word.endswith("s") and word[:-1] in PERSON_WORDS)
-               for word in words)
+def person_word(unit: str) -> str | None:
+    """The first of ``PERSON_WORDS`` that ``unit`` contains as a whole word (any case, a
+    plural 's' allowed), as listed; None when it names none."""
+    for word in re.findall(r"[a-z]+", unit.casefold()):
+        for candidate in (word, word[:-1] if word.endswith("s") else word):
+            if candidate in PERSON_WORDS:
+                return candidate
+    return None
 
 
 def _kind_and_fields(node: Any) -> tuple[str | None, Any]:
@@ -71,6 +73,17 @@ def _refusal(records: int, what: str) -> str:
     return (f"records_per_unit {records} is not yet accounted for {what}; state "
             f"records_per_unit: 1 with a unit that is one record, or use a mechanism "
             f"{_ACCOUNTED}")
+
+
+def group_routes(event: ev.Event) -> set[str]:
+    """How a unit's releases in ``event`` (from ``grouped``) are accounted: "mixture"
+    for a Poisson-sampled Gaussian's mixture, "scaled" for a release whose sensitivity
+    was scaled by k."""
+    if isinstance(event, ev.ComposedEvent):
+        return set().union(*(group_routes(stage) for stage, _ in event.stages))
+    if isinstance(event, ev.RepeatedEvent):
+        return group_routes(event.event)
+    return {"mixture"} if isinstance(event, ev.MixtureGaussianEvent) else {"scaled"}
 
 
 def grouped(event: ev.Event, records: int) -> ev.Event:

@@ -373,12 +373,12 @@ class Spec(_Strict):
     )
 
     @model_serializer(mode="wrap")
-    def _without_one_record_per_unit(self, handler: SerializerFunctionWrapHandler
-                                     ) -> dict[str, Any]:
-        """The data, without ``records_per_unit`` when it is 1: a spec written before
-        the field keeps its SHA-256."""
+    def _without_unstated_records_per_unit(self, handler: SerializerFunctionWrapHandler
+                                           ) -> dict[str, Any]:
+        """The data, without ``records_per_unit`` when unstated: a spec written before
+        the field keeps its SHA-256 (stating it, even as 1, changes the report)."""
         data: dict[str, Any] = handler(self)
-        if self.records_per_unit == 1:
+        if "records_per_unit" not in self.model_fields_set:
             data.pop("records_per_unit", None)
         return data
 
