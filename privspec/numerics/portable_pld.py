@@ -34,7 +34,6 @@ from dp_accounting.pld import privacy_loss_mechanism as plm
 from scipy.special import ndtr
 
 from privspec.errors import EvaluationError
-from privspec.spec.group import binomial_weights
 from privspec.numerics.cost import (
     BYTES_PER_GRID_POINT,
     SECONDS_PER_GRID_POINT,
@@ -45,6 +44,7 @@ from privspec.numerics.cost import (
     record_peak,
     spend,
 )
+from privspec.spec.group import binomial_weights
 
 
 def _portable(function: np.ufunc, values: Any) -> Any:

@@ -53,8 +53,8 @@ from privspec.report.provenance import package_versions, spec_sha256
 from privspec.report.render import gap_values
 from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
-from privspec.spec.kinds import KINDS
 from privspec.spec.group import group_routes, person_word
+from privspec.spec.kinds import KINDS
 from privspec.spec.models import ReportOptions, Spec, spec_event, walk
 
 #: α values at which the report samples the curve for figures (exact values there):

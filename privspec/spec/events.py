@@ -112,8 +112,9 @@ class MixtureGaussianEvent:
 
     @property
     def whole(self) -> GaussianEvent:
-        """The release with every record of the unit in the batch (Δ·k): the mixture is
-        never weaker than it (each component's divergences are at most its own)."""
+        """The release with every record of the unit in the batch (shift k·Δ), whose
+        guarantee the mixture keeps: hockey-stick divergences are convex in the mixture,
+        and each component's (shift j·Δ ≤ k·Δ) is at most this one's."""
         return GaussianEvent(self.sigma, self.records * self.sensitivity)
 
 
