@@ -138,7 +138,7 @@ def test_records_per_unit_is_a_whole_number_from_one(value: Any) -> None:
                 "  gaussian: {sigma: 1}\n")
 
     assert load_spec_text(spec(10_000)).records_per_unit == 10_000
-    with pytest.raises(SpecError, match="records_per_unit: must be|records_per_unit: "):
+    with pytest.raises(SpecError, match="records_per_unit: must be"):
         load_spec_text(spec(value))
 
 

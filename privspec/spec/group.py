@@ -13,9 +13,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any
+from typing import Any, get_args
 
 from privspec.spec import events as ev
+from privspec.spec.kinds import KINDS
+from privspec.spec.kinds.dpsgd import Sampling
 
 #: Words of ``unit:`` that name a person-like unit, who may well hold many records.
 PERSON_WORDS = ("person", "people", "user", "patient", "respondent", "household",
@@ -33,18 +35,20 @@ _ACCOUNTED = ("accounted for units of several records: gaussian, laplace, "
 def person_word(unit: str) -> str | None:
     """The first of ``PERSON_WORDS`` that ``unit`` contains as a whole word (any case, a
     plural 's' allowed), as listed; None when it names none."""
-    for word in re.findall(r"[a-z]+", unit.casefold()):
+    words: list[str] = re.findall(r"[a-z]+", unit.casefold())
+    for word in words:
         for candidate in (word, word[:-1] if word.endswith("s") else word):
             if candidate in PERSON_WORDS:
                 return candidate
     return None
 
 
-def _kind_and_fields(node: Any) -> tuple[str | None, Any]:
+def _kind_of(node: Any) -> str | None:
+    """The kind of a mechanism as written, when it is one privspec knows."""
     if isinstance(node, dict) and len(node) == 1:
-        ((kind, fields),) = node.items()
-        return (kind if isinstance(kind, str) else None), fields
-    return None, None
+        kind = next(iter(node))
+        return kind if kind in KINDS else None
+    return None
 
 
 def group_problem(kind: str, fields: Any, relation: str, records: int,
@@ -52,20 +56,26 @@ def group_problem(kind: str, fields: Any, relation: str, records: int,
     """Why a mechanism node of ``kind`` (its ``fields`` as written) cannot be accounted
     for units of ``records`` > 1 records under ``relation``; None when it can or when
     ``records`` is 1.  ``sampled``: the node runs under a sampling node (which is
-    judged, with it, on its own)."""
+    judged, with it, on its own).  Malformed fields are left to their own errors."""
     if records == 1 or sampled or kind in ("repeat", "compose", *SCALED_KINDS):
         return None
-    if kind == "poisson_sampled" or (kind == "dpsgd" and isinstance(fields, dict)
-                                     and fields.get("sampling", "poisson") == "poisson"):
-        inner, _ = _kind_and_fields(fields.get("mechanism") if isinstance(fields, dict)
-                                    else None)
-        if kind == "poisson_sampled" and inner != "gaussian":
-            return _refusal(records, f"poisson_sampled over '{inner}'")
-        if relation == "replace-one":
-            return _refusal(records, f"{kind} under replace-one neighbours")
+    if kind in ("poisson_sampled", "dpsgd") and not isinstance(fields, dict):
         return None
+    if kind == "poisson_sampled":
+        inner = _kind_of(fields.get("mechanism"))
+        if inner is None:
+            return None
+        if inner != "gaussian":
+            return _refusal(records, f"poisson_sampled over '{inner}'")
     if kind == "dpsgd":
-        return _refusal(records, f"dpsgd with '{fields.get('sampling')}' batches")
+        sampling = fields.get("sampling", "poisson")
+        if sampling not in get_args(Sampling):
+            return None
+        if sampling != "poisson":
+            return _refusal(records, f"dpsgd with '{sampling}' batches")
+    if kind in ("poisson_sampled", "dpsgd"):
+        return (_refusal(records, f"{kind} under replace-one neighbours")
+                if relation == "replace-one" else None)
     return _refusal(records, f"'{kind}'")
 
 

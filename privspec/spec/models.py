@@ -326,8 +326,8 @@ class Spec(_Strict):
         None, description="Optional free text shown under the title."
     )
     unit: Annotated[str, Field(min_length=1, max_length=300)] = Field(
-        description="Who is protected, e.g. 'one training example' or 'one patient': one "
-        "record, or one unit contributing up to records_per_unit records."
+        description="Who is protected: one record, e.g. 'one training example', or one "
+        "unit of up to records_per_unit records, e.g. 'one patient'."
     )
     records_per_unit: Annotated[int, Field(ge=1, le=MAX_RECORDS_PER_UNIT, strict=True)] = Field(
         1, description="The most records one unit (see 'unit') contributes, k. The "
