@@ -173,6 +173,7 @@ def test_the_report_names_the_unit_its_records_and_the_route() -> None:
     assert "mixture of Gaussians" in report.accounting.method
     for form in ("markdown", "html", "latex"):
         assert "who contributes at most 8 records" in render(report, form)
+    assert "at most 8 records, all protected together" in render(report, "registry")
     scaled = _evaluate(_spec({"gaussian": {"sigma": 4.0}}, 3))
     assert "sensitivity k·Δ" in scaled.accounting.method
     one = _evaluate(_spec({"gaussian": {"sigma": 4.0}}))
