@@ -53,12 +53,14 @@ from privspec.numerics.portable_pld import (
     discrete_loss_pld,
     gaussian_pld,
     laplace_pld,
+    mixture_gaussian_pld,
     refuse_loss_above_range,
     sampled_laplace_pld,
     truncated_poisson_pld,
 )
 from privspec.spec import events as ev
 from privspec.spec import models as s
+from privspec.spec.group import grouped
 from privspec.spec.kinds import KINDS
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
@@ -114,6 +116,8 @@ def _sampling_rates(event: ev.Event) -> Iterator[float]:
     elif isinstance(event, ev.SampledEvent):
         yield event.rate
         yield from _sampling_rates(event.event)
+    elif isinstance(event, ev.MixtureGaussianEvent):
+        yield event.rate
 
 
 def raised_rate(event: ev.Event) -> float | None:
@@ -142,10 +146,10 @@ def _lowering(spec: s.Spec) -> _Lowering:
                          tail_mass_truncation(spec))
     # Truncations together may add at most a tenth of the floor to the mass at +∞.
     lowering.negligible_truncation = spec.accounting.floor / (
-        10 * max(1, _truncated_runs(s.event_of(spec.mechanism))))
+        10 * max(1, _truncated_runs(s.spec_event(spec))))
     parts = 0
     for path, kind, block in s.walk(spec.mechanism):
-        event = KINDS[kind].event(block, s.event_of)
+        event = grouped(KINDS[kind].event(block, s.event_of), spec.records_per_unit)
         lowering.paths.setdefault(event, ("mechanism", *path, kind))
         parts += 1
     # Each part of the mechanism is walked, lowered and described a few times over,
@@ -277,6 +281,9 @@ def _spreads(event: ev.Event, replace_one: bool, times: int = 1) -> list[tuple[f
         return _spreads(event.event, replace_one, times * event.count)
     if isinstance(event, ev.TruncatedPoissonEvent):  # about a Poisson-sampled step's
         return _spreads(_poisson_step(event), replace_one, times)
+    if isinstance(event, ev.MixtureGaussianEvent):  # at least one record's sampled step
+        one = ev.GaussianEvent(event.sigma, event.sensitivity)
+        return _spreads(ev.SampledEvent(one, event.rate, "poisson"), replace_one, times)
     if isinstance(event, ev.SampledEvent):
         rate = accountable_rate(event.rate)
         laplace = _laplace_epsilon(event.event)
@@ -306,7 +313,7 @@ def chosen_discretization(spec: s.Spec) -> float:
     """The grid step for a spec that sets none: the default, or finer (down to
     ``FINEST_CHOSEN``) when a release that matters (at least 1 % of the total variance
     of the privacy loss) spreads its loss over fewer than ten default steps a run."""
-    root = s.event_of(spec.mechanism)
+    root = s.spec_event(spec)
     pairs = [(spread, runs) for spread, runs in _spreads(root, spec.neighbouring == "replace-one")
              if spread > 0 and math.isfinite(spread)]
     total = sum(runs * spread * spread for spread, runs in pairs)
@@ -327,12 +334,12 @@ def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
     """The composed PMFs of the whole mechanism under the spec's relation (also for a
     mechanism that is exactly μ-GDP: the PMFs of its Gaussian)."""
     lowering = _lowering(spec)
-    return lowering.finish(lowering.lower(s.event_of(spec.mechanism)))
+    return lowering.finish(lowering.lower(s.spec_event(spec)))
 
 
 def closed_form_bound(spec: s.Spec) -> Bound:
     """The mechanism's closed-form μ-GDP and ε-DP bounds (``privspec.numerics.bounds``)."""
-    return bound_of(s.event_of(spec.mechanism), spec.neighbouring == "replace-one")
+    return bound_of(s.spec_event(spec), spec.neighbouring == "replace-one")
 
 
 def account(spec: s.Spec) -> Accounted:
@@ -343,7 +350,7 @@ def account(spec: s.Spec) -> Accounted:
     only: μ = √Σ(Δᵢ/σᵢ)² exactly (Dong, Roth & Su, Cor. 3.3), and no PMF is built.
     """
     lowering = _lowering(spec)
-    root = s.event_of(spec.mechanism)
+    root = s.spec_event(spec)
     bound = bound_of(root, lowering.replace_one)
     exact = _exactly_binomial(root, bound)
     if exact is not None:
@@ -558,7 +565,25 @@ class _Lowering:
                 gaussian_mu_squared(event, self.replace_one)))
         if isinstance(event, ev.TruncatedPoissonEvent):
             return self._truncated(event)
+        if isinstance(event, ev.MixtureGaussianEvent):
+            return self._mixture(event)
         return self._release(self._single(event))
+
+    def _mixture(self, event: ev.MixtureGaussianEvent) -> _Lowered:
+        """One Poisson-sampled Gaussian release on which a unit has k records: the whole
+        unit's Gaussian (exact) when every record is sampled, else the mixture of
+        Gaussians shifted by 0…k records with binomial weights, both directions
+        (``mixture_gaussian_pld``).  Add-or-remove only (validation refuses the rest)."""
+        if self.replace_one:
+            raise InternalError("a unit's mixture of Gaussians is accounted under "
+                                "add-or-remove only")
+        rate = accountable_rate(event.rate)
+        if rate == 1.0 or _negligible(event.whole, False):
+            return self.lower(event.whole)
+        self._refuse_sampled_beyond_range(event.records * event.sensitivity / event.sigma, rate)
+        return self._release(mixture_gaussian_pld(
+            event.sigma / event.sensitivity, event.records, rate, discretization=self.h,
+            log_tail_mass=self.log_tail_mass))
 
     def _truncated(self, event: ev.TruncatedPoissonEvent) -> _Lowered:
         """A truncated-Poisson step: the Poisson-sampled step itself when no batch is cut,

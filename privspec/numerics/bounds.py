@@ -90,6 +90,8 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
         return bound_of(event.event, replace_one).times(event.count)
     if isinstance(event, ev.SampledEvent):
         return bound_of(event.event, replace_one)
+    if isinstance(event, ev.MixtureGaussianEvent):  # at least as private as its whole unit's
+        return bound_of(event.whole, replace_one)
     if isinstance(event, ev.GaussianEvent):
         return Bound(gaussian_mu_squared(event, replace_one), math.inf)
     if isinstance(event, ev.TruncatedPoissonEvent):

@@ -45,6 +45,7 @@ from privspec.numerics.cost import (
     record_peak,
     spend,
 )
+from privspec.spec.group import binomial_weights
 
 
 def _portable(function: np.ufunc, values: Any) -> Any:
@@ -324,6 +325,25 @@ def gaussian_pld(standard_deviation: float, *, sensitivity: float = 1.0,
                 discretization)
     return plds.PrivacyLossDistribution(
         *(_connect_the_dots_two_sided(loss, discretization) for loss in losses))
+
+
+def mixture_gaussian_pld(standard_deviation: float, records: int, rate: float, *,
+                         discretization: float, log_tail_mass: float = LOG_TAIL_MASS) -> Any:
+    """``from_mixture_gaussian_mechanism(standard_deviation, [0, 1, …, records],
+    binomial weights, pessimistic_estimate=True, …)``: a Gaussian release of sensitivity
+    1 a record on a Poisson-sampled batch (``rate``) on which one unit has ``records``
+    records, its remove and add directions (Ganesh 2024, arXiv:2401.10294, Thm 3.1).
+    Built by the library; both grids are checked against the budgets first."""
+    sensitivities = [float(j) for j in range(records + 1)]
+    weights = binomial_weights(records, rate)
+    for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD):
+        _check_library_grid(plm.MixtureGaussianPrivacyLoss(
+            standard_deviation, sensitivities, weights, adjacency_type=adjacency,
+            log_mass_truncation_bound=log_tail_mass), discretization)
+    return plds.from_mixture_gaussian_mechanism(
+        standard_deviation, sensitivities, weights, pessimistic_estimate=True,
+        value_discretization_interval=discretization, log_mass_truncation_bound=log_tail_mass,
+        use_connect_dots=True)
 
 
 def truncated_poisson_pld(noise_multiplier: float, rate: float, dataset_size: int,

@@ -53,8 +53,9 @@ from privspec.report.provenance import package_versions, spec_sha256
 from privspec.report.render import gap_values
 from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
+from privspec.spec.group import group_routes, person_word
 from privspec.spec.kinds import KINDS
-from privspec.spec.models import ReportOptions, Spec, walk
+from privspec.spec.models import ReportOptions, Spec, spec_event, walk
 
 #: α values at which the report samples the curve for figures (exact values there):
 #: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
@@ -273,9 +274,18 @@ def _epsilons(model: Spec, epsilons_at: Callable[[list[float]], list[float]],
 
 def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str | None,
             **figures: Any) -> Report:
-    """A Report: the spec's own fields, and ``figures`` (gdp, tables, accounting…)."""
+    """A Report: the spec's own fields, and ``figures`` (gdp, tables, accounting…), with
+    the unit's caveat and, for units of several records, how they were accounted."""
+    figures["warnings"] = [*_unit_caveats(model), *figures["warnings"]]
+    records = model.records_per_unit
+    if records > 1:
+        accounting: Accounting = figures["accounting"]
+        figures["accounting"] = accounting.model_copy(update={
+            "method": f"{accounting.method}; for one unit of up to {records:,} records: "
+            f"{_group_method(model)}"})
     return Report(
         title=model.title, description=model.description, unit=model.unit,
+        records_per_unit=records,
         neighbouring=model.neighbouring,
         mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
         scope=None if model.scope is None else ReportScope(**model.scope.model_dump()),
@@ -284,6 +294,32 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
         spec_sha256=spec_sha256(model),
         spec_path=spec_path if spec_path is not None else path,
         **figures)
+
+
+def _unit_caveats(model: Spec) -> list[Caveat]:
+    """The caveat of a unit that names a person over training examples (DP-SGD's records)
+    without stating how many records one holds (``privspec.spec.group.PERSON_WORDS``)."""
+    word = person_word(model.unit)
+    if (word is None or "records_per_unit" in model.model_fields_set
+            or not any(kind == "dpsgd" for _, kind, _ in walk(model.mechanism))):
+        return []
+    return [caveat("report/unit-bound-unstated", word=word)]
+
+
+#: How a unit of several records is accounted, release by release.
+GROUP_SCALED = ("each additive release with a per-record sensitivity Δ accounted with "
+                "sensitivity k·Δ (exact: the unit's records move it by at most k·Δ; a "
+                "Gaussian's μ is kΔ/σ)")
+GROUP_MIXTURE = ("each Poisson-sampled Gaussian step as the mixture of Gaussians of the "
+                 "Binomial(k, q) records of the unit in its batch, both add and remove "
+                 "directions (Ganesh 2024, arXiv:2401.10294, Thm 3.1)")
+
+
+def _group_method(model: Spec) -> str:
+    """Which of ``GROUP_SCALED`` and ``GROUP_MIXTURE`` the unit's accounting used."""
+    routes = group_routes(spec_event(model))
+    return "; ".join(words for route, words in (("scaled", GROUP_SCALED),
+                                                ("mixture", GROUP_MIXTURE)) if route in routes)
 
 
 #: The closed-form μ-GDP of plain Gaussian releases (exact) and the closed-form bound

@@ -9,9 +9,9 @@ display happens only in ``privspec.report.formatting``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -198,7 +198,11 @@ class Report(_Frozen):
     report_schema: int = Field(REPORT_SCHEMA_VERSION, description="Version of this JSON layout.")
     title: str
     description: str | None
-    unit: str = Field(description="What one record is.")
+    unit: str = Field(description="Who is protected: one record, or one unit of up to "
+                      "records_per_unit records.")
+    records_per_unit: int = Field(
+        1, description="The most records one unit contributes, as the spec states it; the "
+        "figures hold for the whole unit. Left out when the spec does not state it (1).")
     neighbouring: Literal["add-or-remove", "replace-one", "zero-out"]
     mechanism: MechanismSummary
     scope: ReportScope | None = Field(
@@ -219,6 +223,16 @@ class Report(_Frozen):
     spec_path: str | None = Field(description=(
         "The spec file as given; in a rendered report its file name alone (the report's "
         "command is run in the spec's folder)."))
+
+    @model_serializer(mode="wrap")
+    def _without_one_record_per_unit(self, handler: SerializerFunctionWrapHandler
+                                     ) -> dict[str, Any]:
+        """The JSON, without ``records_per_unit`` when it is 1 (a report of one record per
+        unit reads as it did before the field)."""
+        data: dict[str, Any] = handler(self)
+        if self.records_per_unit == 1:
+            data.pop("records_per_unit", None)
+        return data
 
     def _repr_markdown_(self) -> str:
         """The Markdown report: how Jupyter shows a report where HTML is not shown."""

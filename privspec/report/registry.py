@@ -119,7 +119,9 @@ def registry_record(report: Report) -> dict[str, Any]:
         "dp_variant": dp_variant,
         "privacy_loss": {
             "privacy_unit": report.unit,
-            "privacy_unit_details": _RELATIONS[report.neighbouring],
+            "privacy_unit_details": _RELATIONS[report.neighbouring] + (
+                f" One unit contributes at most {report.records_per_unit:,} records, all "
+                "protected together." if report.records_per_unit > 1 else ""),
             "privacy_parameters": parameters,
             "privacy_parameters_details": _gdp_details(report),
         },

@@ -99,6 +99,26 @@ class SampledEvent:
 
 
 @dataclass(frozen=True)
+class MixtureGaussianEvent:
+    """One Gaussian release (σ, ``sensitivity`` Δ a record) on a Poisson-sampled batch
+    (rate q) where one unit holds ``records`` k records: Binomial(k, q) of them are in
+    the batch, so the release is a mixture of Gaussians shifted by j·Δ, j = 0…k, with
+    binomial weights (Ganesh 2024, arXiv:2401.10294, Thm 3.1); add-or-remove only."""
+
+    sigma: float
+    sensitivity: float
+    rate: float
+    records: int
+
+    @property
+    def whole(self) -> GaussianEvent:
+        """The release with every record of the unit in the batch (shift k·Δ), whose
+        guarantee the mixture keeps: hockey-stick divergences are convex in the mixture,
+        and each component's (shift j·Δ ≤ k·Δ) is at most this one's."""
+        return GaussianEvent(self.sigma, self.records * self.sensitivity)
+
+
+@dataclass(frozen=True)
 class TruncatedPoissonEvent:
     """One DP-SGD step (noise multiplier ``sigma``) on a Poisson-sampled batch (rate q of
     ``dataset_size`` records) of which at most ``truncated_batch`` records, a random
@@ -128,4 +148,4 @@ class ComposedEvent:
 
 Event: TypeAlias = (GaussianEvent | LaplaceEvent | DiscreteGaussianEvent | DiscreteLaplaceEvent
                     | RandomizedResponseEvent | PureDPEvent | ApproximateDPEvent | SampledEvent
-                    | TruncatedPoissonEvent | RepeatedEvent | ComposedEvent)
+                    | MixtureGaussianEvent | TruncatedPoissonEvent | RepeatedEvent | ComposedEvent)

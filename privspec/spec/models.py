@@ -26,12 +26,14 @@ from pydantic import (
     BaseModel,
     Discriminator,
     Field,
+    SerializerFunctionWrapHandler,
     Tag,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
     create_model,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
@@ -40,6 +42,7 @@ from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS, PositiveFloat,
 from privspec.spec.base import conflict as _conflict
 from privspec.spec.base import raise_if as _raise_if
 from privspec.spec.events import Event
+from privspec.spec.group import group_problem, grouped
 from privspec.spec.kinds import KINDS
 from privspec.spec.kinds.approximate_dp import ApproximateDP
 from privspec.spec.kinds.compose import Stage
@@ -58,13 +61,17 @@ from privspec.spec.scope import Scope
 
 SPEC_VERSION = 1
 
+#: Most records one unit may contribute (a Poisson-sampled step's mixture has k + 1 parts).
+MAX_RECORDS_PER_UNIT = 10_000
+
 Relation = Literal["add-or-remove", "replace-one", "zero-out"]
 
 __all__ = [
     "DPSGD", "MAX_DATASET_SIZE", "MAX_REPETITIONS", "MECHANISM_KINDS", "NODE_TYPES",
     "ApproximateDP", "DiscreteGaussian", "DiscreteLaplace", "FixedSizeSampled", "Gaussian",
     "Laplace", "Mechanism", "PoissonSampled", "PureDP", "RandomizedResponse", "Repeat",
-    "Spec", "Stage", "conflicts_beside_field_errors", "event_of", "steps_from_epochs", "walk",
+    "Spec", "Stage", "conflicts_beside_field_errors", "event_of", "spec_event", "steps_from_epochs",
+    "walk",
 ]
 
 
@@ -145,6 +152,12 @@ else:
 def event_of(node: _Node) -> Event:
     """What ``node`` releases, as ``privspec.spec.events`` (its kind's ``event``)."""
     return KINDS[node.kind].event(node.block, event_of)
+
+
+def spec_event(spec: Spec) -> Event:
+    """What the spec's mechanism releases about one unit (``records_per_unit`` records
+    of it: ``privspec.spec.group.grouped``): what every accounting starts from."""
+    return grouped(event_of(spec.mechanism), spec.records_per_unit)
 
 
 # ---------------------------------------------------------------------------
@@ -313,8 +326,17 @@ class Spec(_Strict):
         None, description="Optional free text shown under the title."
     )
     unit: Annotated[str, Field(min_length=1, max_length=300)] = Field(
-        description="What one record is, e.g. 'one training example' or 'one person'."
+        description="Who is protected: one record, e.g. 'one training example', or one "
+        "unit of up to records_per_unit records, e.g. 'one patient'."
     )
+    records_per_unit: Annotated[int, Field(ge=1, le=MAX_RECORDS_PER_UNIT, strict=True)] = Field(
+        1, description="The most records one unit (see 'unit') contributes, k. The "
+        "guarantee is stated for the unit: an additive release with a per-record "
+        "sensitivity Δ moves by at most k·Δ (group privacy, Dong, Roth & Su 2022), and a "
+        "Poisson-sampled Gaussian or DP-SGD step samples Binomial(k, q) of the unit's "
+        "records, a mixture of Gaussians (Ganesh 2024, arXiv:2401.10294). Other kinds, "
+        "and sampling under replace-one, are refused for k > 1 for now. Default 1: the "
+        "unit is one record.")
     neighbouring: Relation = Field(
         description="Neighbouring datasets: 'add-or-remove' (one record added or removed), "
         "'replace-one' (one record replaced by another) or 'zero-out' (one record replaced "
@@ -349,6 +371,16 @@ class Spec(_Strict):
         description="Privacy budget that 'privspec check' enforces (a policy: it does not "
         "change the report).",
     )
+
+    @model_serializer(mode="wrap")
+    def _without_unstated_records_per_unit(self, handler: SerializerFunctionWrapHandler
+                                           ) -> dict[str, Any]:
+        """The data, without ``records_per_unit`` when unstated: a spec written before
+        the field keeps its SHA-256 (stating it, even as 1, changes the report)."""
+        data: dict[str, Any] = handler(self)
+        if "records_per_unit" not in self.model_fields_set:
+            data.pop("records_per_unit", None)
+        return data
 
     @field_validator("privspec", mode="before")
     @classmethod
@@ -395,7 +427,7 @@ class Spec(_Strict):
             InitErrorDetails(type=PydanticCustomError("spec_conflict", message),
                              loc=("mechanism", *path), input=None)
             for path, message in relation_problems(self.mechanism.model_dump(),
-                                                   self.neighbouring)
+                                                   self.neighbouring, self.records_per_unit)
         ]
         _raise_if(problems, "Spec")
         return self
@@ -456,18 +488,26 @@ def _get(data: Any, name: str) -> Any:
     return data.get(name) if isinstance(data, dict) else None
 
 
-def relation_problems(mechanism: Any, relation: str) -> list[tuple[tuple[str | int, ...], str]]:
-    """Mechanisms that cannot be accounted under ``relation``, and sampling of kinds
-    whose amplification privspec cannot account (docs/math.md §6).
+def relation_problems(mechanism: Any, relation: str, records: int = 1
+                      ) -> list[tuple[tuple[str | int, ...], str]]:
+    """Mechanisms that cannot be accounted under ``relation``, sampling of kinds whose
+    amplification privspec cannot account (docs/math.md §6), and kinds not accounted
+    for units of ``records`` records (``privspec.spec.group.group_problem``).
 
     Reads the mechanism as written (a validated one through ``model_dump``), so that the
     loader can report these next to field errors elsewhere in the spec instead of after
     they are fixed.
     """
     problems: list[tuple[tuple[str | int, ...], str]] = []
+    sampled: set[tuple[str | int, ...]] = set()  # the paths of mechanisms under sampling
     for path, kind, fields in _walk_written(mechanism):
         here = (*path, kind)
         declared = KINDS[kind]
+        if declared.sampling is not None:
+            sampled.add((*here, "mechanism"))
+        group = group_problem(kind, fields, relation, records, path in sampled)
+        if group is not None:
+            problems.append((here, group))
         if declared.sampling is not None:
             inner = _get(fields, "mechanism")
             inner_kind = _kind_of(inner)

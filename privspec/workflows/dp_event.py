@@ -10,7 +10,8 @@ What dp-accounting's events cannot say exactly is exported as a valid bound and 
 in ``Export.notes``: a discrete Gaussian as its zCDP (ρ = Δ²/(2σ²), Canonne, Kamath &
 Steinke 2020), an ε-DP black box as binary randomized response with that ε (its worst
 case), an (ε, δ) black box as ``UnsupportedDpEvent`` (dp-accounting 0.6 has no event
-for it).
+for it).  A Poisson-sampled Gaussian on which one unit has k records is dp-accounting's
+``MixtureOfGaussiansDpEvent`` (sensitivities 0…k, binomial weights).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 from privspec.errors import PrivspecError
 from privspec.spec import events as ev
 from privspec.spec.base import MAX_DATASET_SIZE
-from privspec.spec.models import Spec, event_of
+from privspec.spec.group import binomial_weights
+from privspec.spec.models import Spec, spec_event
 
 _MODULE = "dp_accounting.dp_event"
 
@@ -39,6 +41,7 @@ _CLASSES: dict[str, tuple[str, ...]] = {
     "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
     "SelfComposedDpEvent": ("event", "count"),
     "ComposedDpEvent": ("events",),
+    "MixtureOfGaussiansDpEvent": ("standard_deviation", "sensitivities", "sampling_probs"),
     "TruncatedSubsampledGaussianDpEvent": ("dataset_size", "sampling_probability",
                                            "truncated_batch_size", "noise_multiplier"),
 }
@@ -83,15 +86,20 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
         return _named("SampledWithoutReplacementDpEvent",
                       source_dataset_size=share.denominator, sample_size=share.numerator,
                       event=inner)
+    if isinstance(event, ev.MixtureGaussianEvent):
+        return _named("MixtureOfGaussiansDpEvent",
+                      standard_deviation=event.sigma / event.sensitivity,
+                      sensitivities=[float(j) for j in range(event.records + 1)],
+                      sampling_probs=binomial_weights(event.records, event.rate))
     if isinstance(event, ev.TruncatedPoissonEvent):
         return _named("TruncatedSubsampledGaussianDpEvent", dataset_size=event.dataset_size,
                       sampling_probability=event.rate,
                       truncated_batch_size=event.truncated_batch,
                       noise_multiplier=event.sigma)
     if isinstance(event, ev.GaussianEvent):
-        # dp-accounting's Gaussian has sensitivity 1 (a clipped sum under its relation)
-        shift = event.sensitivity if not event.clipped else 1.0
-        return _named("GaussianDpEvent", noise_multiplier=event.sigma / shift)
+        # dp-accounting's Gaussian has sensitivity 1 (a clipped sum under its relation;
+        # k clipping norms for a unit of k records)
+        return _named("GaussianDpEvent", noise_multiplier=event.sigma / event.sensitivity)
     if isinstance(event, ev.LaplaceEvent):
         return _named("LaplaceDpEvent", noise_multiplier=event.scale / event.sensitivity)
     if isinstance(event, ev.DiscreteLaplaceEvent):
@@ -121,11 +129,15 @@ def export_dp_event(spec: Spec) -> Export:
     under (``ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``)."""
     replace_one = spec.neighbouring == "replace-one"
     notes: list[str] = []
-    event = _event(event_of(spec.mechanism), replace_one, notes)
-    if replace_one and any(not e.clipped for e in _gaussians(event_of(spec.mechanism))):
+    event = _event(spec_event(spec), replace_one, notes)
+    if replace_one and any(not e.clipped for e in _gaussians(spec_event(spec))):
         notes.append("under REPLACE_ONE dp-accounting doubles every Gaussian's shift; a "
                      "gaussian given by sigma and sensitivity already states its shift, so "
                      "its accounting there is looser than privspec's")
+    if spec.records_per_unit > 1:
+        notes.append(f"the event describes one unit of up to {spec.records_per_unit:,} "
+                     "records (records_per_unit): its sensitivities are the unit's, and an "
+                     "accountant's figures hold for the unit")
     relation = "REPLACE_ONE" if replace_one else "ADD_OR_REMOVE_ONE"
     return Export(event, relation, list(dict.fromkeys(notes)))
 
@@ -166,8 +178,15 @@ def dp_event_from_json(data: Any, path: str = "event") -> Any:
                 raise DpEventError(f"{path}.events: expected a list")
             value = [dp_event_from_json(item, f"{path}.events[{i}]")
                      for i, item in enumerate(value)]
-        elif not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(
-                value):
+        elif key in ("sensitivities", "sampling_probs"):
+            if not isinstance(value, list) or not all(_is_number(v) for v in value):
+                raise DpEventError(f"{path}.{key}: expected a list of numbers")
+        elif not _is_number(value):
             raise DpEventError(f"{path}.{key}: expected a number, got {value!r}")
         values[key] = value
     return getattr(dp_event, name)(**values)
+
+
+def _is_number(value: Any) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
