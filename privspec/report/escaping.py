@@ -227,11 +227,10 @@ def markdown_fenced(text: str) -> str:
 
 
 def markdown_paragraphs(text: str) -> list[str]:
-    """Escaped paragraphs of a free text (blank lines separate paragraphs), each on
-    :func:`one_line`."""
+    """Escaped paragraphs of a free text (blank lines separate paragraphs), each on one
+    line (:func:`escape_markdown`) and safe to start it (:func:`markdown_line_start`)."""
     chunks = re.split(r"\n\s*\n", str(text).strip())
-    return [markdown_line_start(escape_markdown(one_line(chunk)))
-            for chunk in chunks if chunk.strip()]
+    return [markdown_line_start(escape_markdown(chunk)) for chunk in chunks if chunk.strip()]
 
 
 def latex_paragraphs(text: str) -> list[str]:
@@ -251,16 +250,16 @@ def latex_comment(text: str) -> str:
     return re.sub(r"\^(?=\^)", "^ ", one_line(text))
 
 
-# What a line must not start with, whatever its format: "::" is a GitHub Actions workflow
-# command (::error, ::add-mask::, ::stop-commands::) when the output is printed in a job.
-_MARKDOWN_LINE_START = re.compile(r"[-+=:]|[0-9]+(?=[.)])")
+#: What would make a line of Markdown a list, a rule or a heading's underline.  (A
+#: leading ``::``, a workflow command when the output is printed in a job, is made inert
+#: by :func:`escape_markdown` already.)
+_MARKDOWN_LINE_START = re.compile(r"[-+=]|[0-9]+(?=[.)])")
 
 
 def markdown_line_start(text: str) -> str:
     """Escaped inline Markdown (:func:`escape_markdown`) made safe to start a line: a
     leading ``-``, ``+``, ``=`` or ``1.`` would start a list, a rule or a heading's
-    underline, and a leading ``:`` could start a workflow command (``::error``).  Each is
-    backslash-escaped (``1\\.``), which prints the same character."""
+    underline.  Each is backslash-escaped (``1\\.``), which prints the same character."""
     start = _MARKDOWN_LINE_START.match(text)
     if start is None:
         return text

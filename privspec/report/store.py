@@ -81,7 +81,7 @@ def bypassed() -> Iterator[None]:
 
 
 @functools.cache
-def _sourceentry_name() -> str:
+def _source_digest() -> str:
     """SHA-256 of privspec's own files (code, templates): a changed privspec, even at the
     same version number, never reads a report an earlier one wrote."""
     root = Path(__file__).resolve().parent.parent
@@ -108,8 +108,9 @@ def entry_name(material: Mapping[str, Any]) -> str:
     """An entry's name: a SHA-256 of ``material``, privspec's version and sources, and the
     versions of what it computes and draws with."""
     text = json.dumps({**material, "format": ENTRY_FORMAT, "versions": _versions(),
-                       "source": _sourceentry_name()},  # an option that is no JSON: its repr
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+                       "source": _source_digest()},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=repr)  # (an option that is not JSON: by its repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
