@@ -60,7 +60,8 @@ def test_excess_mass_is_pessimistic_and_said() -> None:
     figures = assembly._figures(curve, spec)
     assert figures.mu is not None and figures.mu >= 20
     accounted = Accounted((heavy,), (), truncation=0.0)
-    codes = {w.code for w in assembly._caveats(curve, spec, figures, accounted)}
+    tradeoff = assembly._tradeoff_rows(curve, spec.report.alphas, figures.mu)
+    codes = {w.code for w in assembly._caveats(curve, spec, figures, accounted, tradeoff)}
     assert "accounting/excess-mass" in codes
 
 

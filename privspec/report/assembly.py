@@ -183,10 +183,10 @@ def _figures(curve: TradeoffCurve, model: Spec) -> _Figures:
                and not (curve.infinity_mass > 0 and _leaks(model))))
 
 
-def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
-             accounted: Accounted) -> list[Caveat]:
+def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures, accounted: Accounted,
+             tradeoff: list[TradeoffRow]) -> list[Caveat]:
     """Every caveat that applies, in the order the report lists them (a poor fit worded
-    from where the Tier II table shows G_μ loosest)."""
+    from where the Tier II table, ``tradeoff``, shows G_μ loosest)."""
     numbers, accounting = figures.numbers, model.accounting
     gridded = accounted.exact_method is None
     finite = figures.mu is not None
@@ -201,8 +201,7 @@ def _caveats(curve: TradeoffCurve, model: Spec, figures: _Figures,
         warnings.append(caveat("report/gdp-poor-fit", regret=numbers.regret or 0.0,
                                resolution=figures.regret_resolution,
                                threshold=model.report.regret_threshold,
-                               **gap_values(_tradeoff_rows(curve, model.report.alphas,
-                                                           figures.mu))))
+                               **gap_values(tradeoff)))
     excess = max(chain.excess_mass for chain in curve.points)
     if finite and excess > 0.01 * numbers.alpha_star:
         warnings.append(caveat("accounting/excess-mass", excess=excess,
@@ -438,6 +437,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
                                       strict=True)],
         pure_epsilon)
     versions = package_versions()
+    tradeoff = _tradeoff_rows(curve, options.alphas, figures.mu)
     return _report(
         model, accounted, path, spec_path,
         gdp=GDP(
@@ -451,7 +451,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
             alpha_star=numbers.alpha_star,
             mass_at_infinity=figures.infinity,
         ),
-        tradeoff=_tradeoff_rows(curve, options.alphas, figures.mu),
+        tradeoff=tradeoff,
         epsilons=epsilons,
         pure_epsilon=pure_epsilon,
         published=published,
@@ -469,5 +469,5 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
             relative_error=curve.relative_error if curve.certified else None,
             versions=versions,
         ),
-        warnings=_caveats(curve, model, figures, accounted),
+        warnings=_caveats(curve, model, figures, accounted, tradeoff),
     )
