@@ -112,7 +112,7 @@ def grouped(event: ev.Event, records: int) -> ev.Event:
                                        event.rate, records)
     if isinstance(event, ev.GaussianEvent | ev.LaplaceEvent):
         return dataclasses.replace(event, sensitivity=records * event.sensitivity)
-    if isinstance(event, ev.DiscreteGaussianEvent | ev.DiscreteLaplaceEvent):
+    if isinstance(event, ev.DiscreteGaussianEvent | ev.DiscreteLaplaceEvent):  # (integer Δ)
         return dataclasses.replace(event, sensitivity=records * event.sensitivity)
     raise ValueError(f"records_per_unit {records} is not accounted for "
                      f"{type(event).__name__}")
@@ -120,10 +120,10 @@ def grouped(event: ev.Event, records: int) -> ev.Event:
 
 def binomial_weights(records: int, rate: float) -> list[float]:
     """P(j of ``records`` records are sampled at ``rate``), j = 0…records, from
-    log-gamma (no overflow for large counts); j = 0 gets the rest of 1 (pessimistic)."""
+    log-gamma (no overflow for large counts); j = 0 takes the rest of 1, so that the
+    weights sum to one (their rounding, about 10⁻¹⁶, is far below the floor τ)."""
     log_rate, log_rest = math.log(rate), math.log1p(-rate)
     sampled = [math.exp(math.lgamma(records + 1) - math.lgamma(j + 1)
                         - math.lgamma(records - j + 1) + j * log_rate
                         + (records - j) * log_rest) for j in range(1, records + 1)]
-    # None sampled takes what is left: rounding never moves weight off the records.
     return [max(0.0, 1.0 - math.fsum(sampled)), *sampled]
