@@ -1,0 +1,186 @@
+"""The sensitivity of a matrix-factorization mechanism (DP-FTRL, banded MF) from its
+strategy matrix C and how a unit participates.
+
+The learner sees A·x + B·z = B·(C·x + z), with z ~ N(0, σ²) per coordinate in units of
+the clipping norm: the privacy is that of the Gaussian mechanism on C·x.  A unit that
+participates in the steps π adds to x one vector v_i of norm at most 1 at each of
+them, moving C·x by ‖Σ_{i∈π} c_i ⊗ v_i‖, whose square is Σ_{i,j∈π} G_ij ⟨v_i, v_j⟩
+with G = CᵀC.  The sensitivity is its largest value over the allowed patterns π:
+
+* one participation: the largest column norm of C (exact);
+* participations at least b steps apart whose columns touch disjoint rows (a strategy
+  with at most b bands): Σ_{i∈π} ‖c_i‖², maximised over π (exact: Choquette-Choo et al.
+  2023, "(Amplified) Banded Matrix Factorization", arXiv:2306.08153);
+* otherwise, when G has no negative entry, the worst case puts one vector at every
+  participation, so sens² = max_π Σ_{i,j∈π} G_ij (Choquette-Choo et al. 2023,
+  "Multi-epoch matrix factorization mechanisms for private machine learning",
+  arXiv:2211.06530), exact when every pattern is enumerated; a stated upper bound
+  (|G_ij|, or the triangle inequality Σ_{i∈π} ‖c_i‖) when it is not.
+
+Pure Python (``privspec validate`` imports this layer): closed forms, and sums whose
+size is capped (``MAX_TREE_WORK``, ``MAX_PATTERNS``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Most work (participations² × tree levels) the binary tree's maximisation may take.
+MAX_TREE_WORK = 2_000_000
+#: Most participation patterns enumerated for a banded strategy with more bands than
+#: the separation (beyond them, the triangle inequality's bound is stated instead).
+MAX_PATTERNS = 20_000
+#: Most Gram entries' terms (steps × bands) such an enumeration may sum.
+MAX_GRAM_WORK = 2_000_000
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The L2 sensitivity of C·x in clipping norms, whether it is exact, and how it was
+    found (a phrase for the report)."""
+
+    value: float
+    exact: bool
+    how: str
+
+
+def participations(steps: int, times: int, separation: int) -> int:
+    """The most participations ``times`` allows in ``steps`` steps at least
+    ``separation`` apart: min(k, ⌈n / b⌉)."""
+    return min(times, -(-steps // separation))
+
+
+def tree_depth(steps: int) -> int:
+    """⌈log₂ n⌉: the height of the binary tree over n leaves (padded to a power of 2)."""
+    return (steps - 1).bit_length()
+
+
+def tree_work(steps: int, times: int, separation: int) -> int:
+    """The work of ``tree_sensitivity``'s maximisation (for the cap ``MAX_TREE_WORK``)."""
+    return participations(steps, times, separation) ** 2 * (tree_depth(steps) + 1)
+
+
+def tree_sensitivity(steps: int, times: int = 1, separation: int = 1) -> Sensitivity:
+    """The binary tree (every node of the tree over n leaves, padded to 2^⌈log₂ n⌉,
+    released: Honaker 2015; Kairouz et al. 2021, arXiv:2103.00039).  A leaf is in
+    ⌈log₂ n⌉ + 1 nodes, so one participation has sensitivity √(⌈log₂ n⌉ + 1).  With k
+    participations, a node holding m of them moves by m (G ≥ 0: all in one direction),
+    so sens² is the largest Σ over nodes of m², found level by level with the separation
+    enforced within each subtree but not across subtree boundaries (as Kairouz et al.
+    2021, App. D): an upper bound, exact when the steps 0, b, 2b, … attain it."""
+    depth = tree_depth(steps)
+    count = participations(steps, times, separation)
+    if count == 1:
+        return Sensitivity(math.sqrt(depth + 1), True,
+                           f"√(⌈log₂ n⌉ + 1) = √{depth + 1}, a leaf being in "
+                           f"{depth + 1} nodes (exact)")
+
+    @functools.cache
+    def best(height: int, leaves: int) -> tuple[int, ...]:
+        """The largest Σ m² over the nodes of a subtree of ``height`` whose first
+        ``leaves`` leaves are steps, for each number of participations in it."""
+        most = participations(leaves, count, separation) if leaves else 0
+        if height == 0:
+            return tuple(range(most + 1))  # m = 0 or 1: m² = m
+        half = 1 << (height - 1)
+        left, right = best(height - 1, min(leaves, half)), best(height - 1, max(0, leaves - half))
+        return tuple(m * m + max(left[a] + right[m - a]
+                                 for a in range(max(0, m - len(right) + 1), min(m, len(left) - 1) + 1))
+                     for m in range(most + 1))
+
+    bound = best(depth, steps)[-1]
+    spread = [i * separation for i in range(count)]
+    attained = sum(depth + 1 - (i ^ j).bit_length() for i in spread for j in spread)
+    exact = attained == bound
+    return Sensitivity(math.sqrt(bound), exact,
+                       f"the most that {count} participations at least {separation} steps "
+                       f"apart add up over the tree's nodes, Σ m² = {bound} ("
+                       + ("exact: participations at steps 1, 1 + b, … attain it)" if exact
+                          else "an upper bound: the separation is enforced within each "
+                          "subtree, not across their boundaries)"))
+
+
+def toeplitz_column_square(coefficients: tuple[float, ...], steps: int, column: int) -> float:
+    """‖c_j‖² of the n × n lower-triangular banded Toeplitz matrix whose diagonals are
+    ``coefficients``: the first min(bands, n − j) of them squared."""
+    return math.fsum(c * c for c in coefficients[:steps - column])
+
+
+def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int = 1,
+                         separation: int = 1) -> Sensitivity:
+    """A lower-triangular banded Toeplitz strategy, C_ij = coefficients[i − j] for
+    0 ≤ i − j < bands.  Its column norms do not grow with j (later columns are cut by
+    the last row), so the first column is the largest and, when the separation b is at
+    least the bands (participations touch disjoint rows), the pattern 0, b, 2b, … is
+    the worst: sens² = Σ_m ‖c_{mb}‖² (exact, arXiv:2306.08153).  With fewer steps
+    between participations than bands, the patterns are enumerated
+    (``_enumerated``), or the triangle inequality bounds it."""
+    bands = min(len(coefficients), steps)
+    count = participations(steps, times, separation)
+    columns = [toeplitz_column_square(coefficients, steps, m * separation) for m in range(count)]
+    if count == 1:
+        return Sensitivity(math.sqrt(columns[0]), True, "the largest column norm (exact)")
+    if separation >= bands:
+        return Sensitivity(math.sqrt(math.fsum(columns)), True,
+                           f"participations {separation} steps apart touch disjoint rows of "
+                           f"a strategy with {bands} bands: √(Σ of {count} column norms²) "
+                           "(exact)")
+    enumerated = _enumerated(lambda i, j: _toeplitz_gram(coefficients, steps, i, j), steps,
+                             count, separation, steps * bands)
+    if enumerated is not None:
+        exact = min(coefficients) >= 0
+        return Sensitivity(math.sqrt(enumerated), exact,
+                           "the largest Σ_{i,j∈π} |(CᵀC)_ij| over every pattern of "
+                           f"{count} participations at least {separation} steps apart "
+                           + ("(exact: no coefficient is negative, so CᵀC ≥ 0, "
+                              "arXiv:2211.06530)" if exact else
+                              "(an upper bound: some coefficient is negative)"))
+    return Sensitivity(math.fsum(math.sqrt(c) for c in columns), False,
+                       f"the triangle inequality, Σ of the {count} largest column norms "
+                       "at least the separation apart (an upper bound: too many patterns to "
+                       "enumerate)")
+
+
+def _toeplitz_gram(coefficients: tuple[float, ...], steps: int, i: int, j: int) -> float:
+    """(CᵀC)_ij of the banded Toeplitz strategy, i ≤ j: Σ_r c[r − i]·c[r − j] over the
+    rows r ≥ j that both columns reach."""
+    end = min(steps, i + len(coefficients))
+    return math.fsum(coefficients[r - i] * coefficients[r - j] for r in range(j, end))
+
+
+def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
+                work: int) -> float | None:
+    """max over patterns π of at most ``count`` steps at least ``separation`` apart of
+    Σ_{i,j∈π} |G_ij| (``gram(i, j)``, i ≤ j); None when more than ``MAX_PATTERNS``
+    patterns or ``MAX_GRAM_WORK`` terms would be needed."""
+    if work > MAX_GRAM_WORK:
+        return None
+    cache: dict[tuple[int, int], float] = {}
+
+    def entry(i: int, j: int) -> float:
+        if (i, j) not in cache:
+            cache[(i, j)] = abs(gram(i, j))
+        return cache[(i, j)]
+
+    seen = 0
+    best = 0.0
+
+    def extend(chosen: list[int], total: float) -> bool:
+        nonlocal seen, best
+        seen += 1
+        if seen > MAX_PATTERNS:
+            return False
+        best = max(best, total)
+        if len(chosen) == count:
+            return True
+        start = chosen[-1] + separation if chosen else 0
+        for step in range(start, steps):
+            added = entry(step, step) + 2 * math.fsum(entry(i, step) for i in chosen)
+            if not extend([*chosen, step], total + added):
+                return False
+        return True
+
+    return best if extend([], 0.0) else None
