@@ -116,3 +116,15 @@ def test_the_readme_gallery_prints_what_the_reports_print() -> None:
         report = example_report(stem)
         mu = "—" if report.gdp.mu is None else fmt_mu(report.gdp.mu)
         assert cells[2:] == [mu, fmt_regret_of(report.gdp), f"Tier {'I' * report.gdp.tier}"], stem
+
+
+def test_gboard_es_es_reproduces_the_registry_rho() -> None:
+    """The Registry's ρ = 0.81 zCDP is μ = √(2ρ) for a Gaussian; the spec's tree under the
+    asserted participation (sensitivity √122, every participation in one direction) with
+    its calibrated noise multiplier gives that μ within the calibration's 4 digits."""
+    report = evaluated("gboard-es-es-dp-ftrl.privspec.yaml")
+    assert report.gdp.mu is not None
+    assert report.gdp.mu == pytest.approx(math.sqrt(122) / 8.679, rel=1e-12)
+    assert math.sqrt(2 * 0.81) * (1 - 2e-4) <= report.gdp.mu <= math.sqrt(2 * 0.81)
+    # the exact Gaussian's ε(10⁻¹⁰) is below the published 8.9, which comes from ρ
+    assert report.epsilons[0].delta == 1e-10 and report.epsilons[0].epsilon < 8.9
