@@ -63,6 +63,7 @@ def tree_work(steps: int, times: int, separation: int) -> int:
     return participations(steps, times, separation) ** 2 * (tree_depth(steps) + 1)
 
 
+@functools.lru_cache(maxsize=32)
 def tree_sensitivity(steps: int, times: int = 1, separation: int = 1) -> Sensitivity:
     """The binary tree (every node of the tree over n leaves, padded to 2^⌈log₂ n⌉,
     released: Honaker 2015; Kairouz et al. 2021, arXiv:2103.00039).  A leaf is in
@@ -109,6 +110,7 @@ def toeplitz_column_square(coefficients: tuple[float, ...], steps: int, column: 
     return math.fsum(c * c for c in coefficients[:steps - column])
 
 
+@functools.lru_cache(maxsize=32)
 def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int = 1,
                          separation: int = 1) -> Sensitivity:
     """A lower-triangular banded Toeplitz strategy, C_ij = coefficients[i − j] for
@@ -128,20 +130,79 @@ def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int
                            f"participations {separation} steps apart touch disjoint rows of "
                            f"a strategy with {bands} bands: √(Σ of {count} column norms²) "
                            "(exact)")
-    enumerated = _enumerated(lambda i, j: _toeplitz_gram(coefficients, steps, i, j), steps,
-                             count, separation, steps * bands)
+    gram = functools.partial(_toeplitz_gram, coefficients, steps)
+    return _separated(gram, steps, count, separation, steps * bands,
+                      [math.sqrt(c) for c in columns], 1)
+
+
+@functools.lru_cache(maxsize=32)
+def matrix_sensitivity(rows: tuple[tuple[float, ...], ...], times: int = 1,
+                       separation: int = 1) -> Sensitivity:
+    """An n × n strategy given entry by entry (a file): the largest column norm for one
+    participation; with several, Σ_{i∈π} ‖c_i‖² maximised over π when columns
+    ``separation`` apart touch disjoint rows (exact), else the patterns enumerated or
+    the triangle inequality (``_separated``)."""
+    steps = len(rows)
+    squares = [math.fsum(row[j] * row[j] for row in rows) for j in range(steps)]
+    count = participations(steps, times, separation)
+    if count == 1:
+        return Sensitivity(math.sqrt(max(squares)), True, "the largest column norm (exact)")
+    if disjoint_columns(rows, separation):
+        return Sensitivity(math.sqrt(_best_separated(squares, count, separation)), True,
+                           f"columns {separation} apart touch disjoint rows: the largest "
+                           f"√(Σ of {count} column norms²) at least {separation} apart (exact)")
+    return _separated(lambda i, j: math.fsum(row[i] * row[j] for row in rows[j:]), steps,
+                      count, separation, steps * steps, [math.sqrt(q) for q in squares], 0)
+
+
+def disjoint_columns(rows: tuple[tuple[float, ...], ...], separation: int) -> bool:
+    """Whether any two columns at least ``separation`` apart touch disjoint rows (so
+    that participations that far apart add orthogonal vectors)."""
+    steps = len(rows)
+    first = [next((i for i in range(steps) if rows[i][j]), steps) for j in range(steps)]
+    last = [next((i for i in reversed(range(steps)) if rows[i][j]), -1) for j in range(steps)]
+    later = [steps] * (steps + separation + 1)  # the first row any column ≥ j touches
+    for j in reversed(range(steps)):
+        later[j] = min(first[j], later[j + 1])
+    return all(last[j] < later[j + separation] for j in range(steps))
+
+
+def _separated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
+               work: int, norms: list[float], sorted_norms: int) -> Sensitivity:
+    """Several participations whose columns may overlap: every pattern enumerated
+    (Σ_{i,j∈π} |G_ij|, exact when the worst pattern's entries are not negative, then
+    one direction at every participation attains it: arXiv:2211.06530), or, with too
+    many patterns, the triangle inequality Σ_{i∈π} ‖c_i‖ over the worst pattern
+    (``sorted_norms``: the norms do not grow, so the steps 0, b, 2b, … are worst)."""
+    enumerated = _enumerated(gram, steps, count, separation, work)
     if enumerated is not None:
-        exact = min(coefficients) >= 0
-        return Sensitivity(math.sqrt(enumerated), exact,
+        total, exact = enumerated
+        return Sensitivity(math.sqrt(total), exact,
                            "the largest Σ_{i,j∈π} |(CᵀC)_ij| over every pattern of "
                            f"{count} participations at least {separation} steps apart "
-                           + ("(exact: no coefficient is negative, so CᵀC ≥ 0, "
+                           + ("(exact: the worst pattern's entries of CᵀC are not negative, "
                               "arXiv:2211.06530)" if exact else
-                              "(an upper bound: some coefficient is negative)"))
-    return Sensitivity(math.fsum(math.sqrt(c) for c in columns), False,
-                       f"the triangle inequality, Σ of the {count} largest column norms "
-                       "at least the separation apart (an upper bound: too many patterns to "
-                       "enumerate)")
+                              "(an upper bound: the worst pattern has negative entries of "
+                              "CᵀC)"))
+    bound = (math.fsum(norms[:count]) if sorted_norms
+             else _best_separated(norms, count, separation))
+    return Sensitivity(bound, False,
+                       f"the triangle inequality, the largest Σ of {count} column norms "
+                       "at least the separation apart (an upper bound: too many patterns "
+                       "to enumerate)")
+
+
+def _best_separated(values: list[float], count: int, separation: int) -> float:
+    """The largest sum of at most ``count`` of the non-negative ``values`` at indices at
+    least ``separation`` apart (dynamic programming over the indices)."""
+    steps = len(values)
+    previous = [0.0] * (steps + separation)
+    for _ in range(count):
+        current = [0.0] * (steps + separation)
+        for i in reversed(range(steps)):
+            current[i] = max(current[i + 1], values[i] + previous[i + separation])
+        previous = current
+    return previous[0]
 
 
 def _toeplitz_gram(coefficients: tuple[float, ...], steps: int, i: int, j: int) -> float:
@@ -152,35 +213,38 @@ def _toeplitz_gram(coefficients: tuple[float, ...], steps: int, i: int, j: int) 
 
 
 def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
-                work: int) -> float | None:
+                work: int) -> tuple[float, bool] | None:
     """max over patterns π of at most ``count`` steps at least ``separation`` apart of
-    Σ_{i,j∈π} |G_ij| (``gram(i, j)``, i ≤ j); None when more than ``MAX_PATTERNS``
-    patterns or ``MAX_GRAM_WORK`` terms would be needed."""
+    Σ_{i,j∈π} |G_ij| (``gram(i, j)``, i ≤ j), and whether that pattern's entries are all
+    non-negative; None when more than ``MAX_PATTERNS`` patterns or ``MAX_GRAM_WORK``
+    terms would be needed."""
     if work > MAX_GRAM_WORK:
         return None
     cache: dict[tuple[int, int], float] = {}
 
     def entry(i: int, j: int) -> float:
         if (i, j) not in cache:
-            cache[(i, j)] = abs(gram(i, j))
+            cache[(i, j)] = gram(i, j)
         return cache[(i, j)]
 
     seen = 0
-    best = 0.0
+    best, exact = 0.0, True
 
-    def extend(chosen: list[int], total: float) -> bool:
-        nonlocal seen, best
+    def extend(chosen: list[int], total: float, signed: float) -> bool:
+        nonlocal seen, best, exact
         seen += 1
         if seen > MAX_PATTERNS:
             return False
-        best = max(best, total)
+        if total > best:
+            best, exact = total, signed == total
         if len(chosen) == count:
             return True
         start = chosen[-1] + separation if chosen else 0
         for step in range(start, steps):
-            added = entry(step, step) + 2 * math.fsum(entry(i, step) for i in chosen)
-            if not extend([*chosen, step], total + added):
+            added = [entry(step, step), *(2 * entry(i, step) for i in chosen)]
+            if not extend([*chosen, step], total + math.fsum(abs(a) for a in added),
+                          signed + math.fsum(added)):
                 return False
         return True
 
-    return best if extend([], 0.0) else None
+    return (best, exact) if extend([], 0.0, 0.0) else None

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from privspec.spec.base import (
+    SPEC_FILE,
     Count,
     PositiveFloat,
     Probability,
@@ -19,9 +20,12 @@ from privspec.spec.base import (
 )
 from privspec.spec.events import Event, GaussianEvent, RepeatedEvent, SampledEvent
 from privspec.spec.kind import Kind, Words
+from privspec.spec.matrix_file import MAX_MATRIX_STEPS, Matrix, MatrixFileError, load_matrix
 from privspec.spec.strategies import (
     MAX_TREE_WORK,
     Sensitivity,
+    disjoint_columns,
+    matrix_sensitivity,
     toeplitz_column_square,
     toeplitz_sensitivity,
     tree_sensitivity,
@@ -59,16 +63,45 @@ class BandedToeplitz(_Strict):
         return self
 
 
+class MatrixFile(_Strict):
+    """A strategy matrix C from a file: n × n, lower-triangular (a streaming mechanism's
+    noise for step i mixes steps up to i), finite, with no 0 on its diagonal."""
+
+    file: Annotated[str, Field(min_length=1, max_length=300)] = Field(
+        description="The file, relative to the spec's directory and inside it: a NumPy "
+        f".npy array of float64 or float32, or CSV (one row a line, commas between values, "
+        f"no header); n ≤ {MAX_MATRIX_STEPS:,}.")
+    sha256: Annotated[str, Field(pattern="^[0-9a-f]{64}$")] = Field(
+        description="The file's SHA-256 (lower-case hex, as sha256sum prints it): the spec "
+        "names its exact content, and a different file is refused.")
+
+    @model_validator(mode="after")
+    def _check(self, info: ValidationInfo) -> MatrixFile:
+        try:
+            load_matrix(self.file, self.sha256, (info.context or {}).get(SPEC_FILE))
+        except MatrixFileError as error:
+            field = "sha256" if "SHA-256" in str(error) else "file"
+            raise_if([conflict(field, str(error), getattr(self, field))], "MatrixFile")
+        return self
+
+    def rows(self) -> Matrix:
+        """The matrix's rows (read once a run, when validated, and kept by its digest)."""
+        return load_matrix(self.file, self.sha256, None)
+
+
 class Strategy(_Strict):
     """The strategy matrix C: the noise is added to C·x. Give one of its fields."""
 
     tree: Tree | None = Field(None, description="Binary-tree aggregation (DP-FTRL): `{}`.")
     banded_toeplitz: BandedToeplitz | None = Field(
         None, description="A banded Toeplitz strategy (BandMF) given by its coefficients.")
+    matrix: MatrixFile | None = Field(
+        None, description="Any lower-triangular strategy, from a file with its SHA-256.")
 
     @model_validator(mode="after")
     def _check(self) -> Strategy:
-        raise_if(exactly_one(self, ("tree", "banded_toeplitz"), "the strategy"), "Strategy")
+        raise_if(exactly_one(self, ("tree", "banded_toeplitz", "matrix"), "the strategy"),
+                 "Strategy")
         return self
 
 
@@ -139,24 +172,48 @@ class MatrixFactorization(_Strict):
         cyclic Poisson sampling, for one participation: the largest column norm)."""
         separated = self.participation.separated
         times, separation = (separated.times, separated.min_separation) if separated else (1, 1)
-        toeplitz = self.strategy.banded_toeplitz
+        toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
+        if matrix is not None:
+            return matrix_sensitivity(matrix.rows(), times, separation)
         if toeplitz is None:
             return tree_sensitivity(self.steps, times, separation)
         return toeplitz_sensitivity(tuple(toeplitz.coefficients), self.steps, times, separation)
 
+    def largest_column_norm(self) -> float:
+        """The largest column norm of a banded Toeplitz strategy or a matrix: one
+        participation's sensitivity (amplified BandMF's unit of noise)."""
+        if self.strategy.matrix is not None:
+            return matrix_sensitivity(self.strategy.matrix.rows()).value
+        toeplitz = self.strategy.banded_toeplitz
+        assert toeplitz is not None
+        return math.sqrt(toeplitz_column_square(tuple(toeplitz.coefficients), self.steps, 0))
+
+    def orthogonal_apart(self, block: int) -> bool:
+        """Whether participations ``block`` steps apart add orthogonal vectors: a banded
+        Toeplitz strategy with at most ``block`` bands, or a matrix whose columns that
+        far apart touch disjoint rows (the tree's never do)."""
+        toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
+        if toeplitz is not None:
+            return min(len(toeplitz.coefficients), self.steps) <= block
+        return matrix is not None and disjoint_columns(matrix.rows(), block)
+
     @model_validator(mode="after")
     def _check(self) -> MatrixFactorization:
         separated, cyclic = self.participation.separated, self.participation.cyclic_poisson
-        toeplitz = self.strategy.banded_toeplitz
+        toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
         problems = []
-        if cyclic is not None and (toeplitz is None
-                                   or min(len(toeplitz.coefficients), self.steps) > cyclic.block):
+        size = len(matrix.rows()) if matrix is not None else self.steps
+        if size != self.steps:
+            problems.append(conflict("steps", f"the strategy matrix is {size:,} × {size:,}: "
+                                     "steps must be its size", self.steps))
+        elif cyclic is not None and not self.orthogonal_apart(cyclic.block):
             problems.append(conflict(
                 "participation", "cyclic_poisson (amplified BandMF) is accounted for a "
-                "banded_toeplitz strategy with at most `block` bands (Choquette-Choo et al. "
-                "2023, arXiv:2306.08153), so that a unit's participations touch disjoint "
-                "rows", cyclic.block))
-        if (separated is not None and toeplitz is None
+                "banded_toeplitz strategy with at most `block` bands, or a matrix whose "
+                "columns `block` apart touch disjoint rows (Choquette-Choo et al. 2023, "
+                "arXiv:2306.08153), so that a unit's participations add orthogonal vectors",
+                cyclic.block))
+        if (separated is not None and toeplitz is None and matrix is None
                 and tree_work(self.steps, separated.times, separated.min_separation)
                 > MAX_TREE_WORK):
             problems.append(conflict(
@@ -171,20 +228,19 @@ class MatrixFactorization(_Strict):
 def event(block: MatrixFactorization, _: object) -> Event:
     cyclic = block.participation.cyclic_poisson
     if cyclic is not None:  # jax_privacy's amplified_bandmf_event, column norm as given
-        toeplitz = block.strategy.banded_toeplitz
-        assert toeplitz is not None
-        norm = math.sqrt(toeplitz_column_square(tuple(toeplitz.coefficients), block.steps, 0))
-        step = GaussianEvent(block.noise_multiplier, norm, clipped=True)
+        step = GaussianEvent(block.noise_multiplier, block.largest_column_norm(), clipped=True)
         return RepeatedEvent(SampledEvent(step, cyclic.sampling_rate, "poisson"),
                              -(-block.steps // cyclic.block))
     return GaussianEvent(block.noise_multiplier, block.sensitivity().value, clipped=True)
 
 
 def describe(block: MatrixFactorization, words: Words) -> str:
+    toeplitz, matrix = block.strategy.banded_toeplitz, block.strategy.matrix
     strategy = ("binary-tree strategy" if block.strategy.tree is not None else
-                f"banded Toeplitz strategy with "
-                f"{words.num(len(block.strategy.banded_toeplitz.coefficients))} bands"
-                if block.strategy.banded_toeplitz is not None else "")
+                f"banded Toeplitz strategy with {words.num(len(toeplitz.coefficients))} bands"
+                if toeplitz is not None else
+                f"strategy matrix from a file of SHA-256 {matrix.sha256}" if matrix is not None
+                else "")
     head = (f"matrix-factorization training (DP-FTRL): {words.num(block.steps)} steps, "
             f"{strategy}, noise multiplier {words.num(block.noise_multiplier)}")
     cyclic, separated = block.participation.cyclic_poisson, block.participation.separated
