@@ -24,6 +24,7 @@ size is capped (``MAX_TREE_WORK``, ``MAX_PATTERNS``).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -122,17 +123,21 @@ def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int
     (``_enumerated``), or the triangle inequality bounds it."""
     bands = min(len(coefficients), steps)
     count = participations(steps, times, separation)
-    columns = [toeplitz_column_square(coefficients, steps, m * separation) for m in range(count)]
+    full = toeplitz_column_square(coefficients, steps, 0)
     if count == 1:
-        return Sensitivity(math.sqrt(columns[0]), True, "the largest column norm (exact)")
+        return Sensitivity(math.sqrt(full), True, "the largest column norm (exact)")
+    # the columns 0, b, 2b, …: whole ones (as many rows below as bands), then cut ones
+    whole = min(count, (steps - bands) // separation + 1)
+    squares = [0.0, *itertools.accumulate(c * c for c in coefficients[:bands])]
+    cut = [squares[steps - m * separation] for m in range(whole, count)]
     if separation >= bands:
-        return Sensitivity(math.sqrt(math.fsum(columns)), True,
+        return Sensitivity(math.sqrt(whole * full + math.fsum(cut)), True,
                            f"participations {separation} steps apart touch disjoint rows of "
                            f"a strategy with {bands} bands: √(Σ of {count} column norms²) "
                            "(exact)")
     gram = functools.partial(_toeplitz_gram, coefficients, steps)
     return _separated(gram, steps, count, separation, steps * bands,
-                      [math.sqrt(c) for c in columns], 1)
+                      lambda: whole * math.sqrt(full) + math.fsum(map(math.sqrt, cut)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -151,8 +156,10 @@ def matrix_sensitivity(rows: tuple[tuple[float, ...], ...], times: int = 1,
         return Sensitivity(math.sqrt(_best_separated(squares, count, separation)), True,
                            f"columns {separation} apart touch disjoint rows: the largest "
                            f"√(Σ of {count} column norms²) at least {separation} apart (exact)")
+    norms = [math.sqrt(q) for q in squares]
     return _separated(lambda i, j: math.fsum(row[i] * row[j] for row in rows[j:]), steps,
-                      count, separation, steps * steps, [math.sqrt(q) for q in squares], 0)
+                      count, separation, steps * steps,
+                      lambda: _best_separated(norms, count, separation))
 
 
 def disjoint_columns(rows: tuple[tuple[float, ...], ...], separation: int) -> bool:
@@ -168,12 +175,12 @@ def disjoint_columns(rows: tuple[tuple[float, ...], ...], separation: int) -> bo
 
 
 def _separated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
-               work: int, norms: list[float], sorted_norms: int) -> Sensitivity:
+               work: int, triangle: Callable[[], float]) -> Sensitivity:
     """Several participations whose columns may overlap: every pattern enumerated
     (Σ_{i,j∈π} |G_ij|, exact when the worst pattern's entries are not negative, then
     one direction at every participation attains it: arXiv:2211.06530), or, with too
     many patterns, the triangle inequality Σ_{i∈π} ‖c_i‖ over the worst pattern
-    (``sorted_norms``: the norms do not grow, so the steps 0, b, 2b, … are worst)."""
+    (``triangle``)."""
     enumerated = _enumerated(gram, steps, count, separation, work)
     if enumerated is not None:
         total, exact = enumerated
@@ -184,9 +191,7 @@ def _separated(gram: Callable[[int, int], float], steps: int, count: int, separa
                               "arXiv:2211.06530)" if exact else
                               "(an upper bound: the worst pattern has negative entries of "
                               "CᵀC)"))
-    bound = (math.fsum(norms[:count]) if sorted_norms
-             else _best_separated(norms, count, separation))
-    return Sensitivity(bound, False,
+    return Sensitivity(triangle(), False,
                        f"the triangle inequality, the largest Σ of {count} column norms "
                        "at least the separation apart (an upper bound: too many patterns "
                        "to enumerate)")
