@@ -140,7 +140,6 @@ def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int
                       lambda: whole * math.sqrt(full) + math.fsum(map(math.sqrt, cut)))
 
 
-@functools.lru_cache(maxsize=32)
 def matrix_sensitivity(rows: tuple[tuple[float, ...], ...], times: int = 1,
                        separation: int = 1) -> Sensitivity:
     """An n × n strategy given entry by entry (a file): the largest column norm for one

@@ -3,6 +3,7 @@ banded matrix factorization), accounted from its strategy's sensitivity."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Annotated
 
@@ -174,7 +175,7 @@ class MatrixFactorization(_Strict):
         times, separation = (separated.times, separated.min_separation) if separated else (1, 1)
         toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
         if matrix is not None:
-            return matrix_sensitivity(matrix.rows(), times, separation)
+            return _file_sensitivity(matrix, times, separation)
         if toeplitz is None:
             return tree_sensitivity(self.steps, times, separation)
         return toeplitz_sensitivity(tuple(toeplitz.coefficients), self.steps, times, separation)
@@ -183,7 +184,7 @@ class MatrixFactorization(_Strict):
         """The largest column norm of a banded Toeplitz strategy or a matrix: one
         participation's sensitivity (amplified BandMF's unit of noise)."""
         if self.strategy.matrix is not None:
-            return matrix_sensitivity(self.strategy.matrix.rows()).value
+            return _file_sensitivity(self.strategy.matrix, 1, 1).value
         toeplitz = self.strategy.banded_toeplitz
         assert toeplitz is not None
         return math.sqrt(toeplitz_column_square(tuple(toeplitz.coefficients), self.steps, 0))
@@ -223,6 +224,12 @@ class MatrixFactorization(_Strict):
                 "min_separation or fewer times fit", separated.times))
         raise_if(problems, "MatrixFactorization")
         return self
+
+
+@functools.lru_cache(maxsize=32)
+def _file_sensitivity(matrix: MatrixFile, times: int, separation: int) -> Sensitivity:
+    """A strategy file's sensitivity, computed once a run (named by its digest)."""
+    return matrix_sensitivity(matrix.rows(), times, separation)
 
 
 def event(block: MatrixFactorization, _: object) -> Event:
