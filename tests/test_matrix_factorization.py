@@ -21,9 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAD = {"privspec": 1, "title": "t", "unit": "one user", "neighbouring": "add-or-remove"}
 
 
-def tree_matrix(steps: int) -> np.ndarray:
-    """Every node of the binary tree over ``steps`` leaves padded to a power of 2, one
-    row each (built from the definition, not from privspec)."""
+def tree_matrix(steps: int, online: bool = False) -> np.ndarray:
+    """Every node of the binary tree over ``steps`` leaves padded to a power of 2, or
+    ``online`` only those whose leaves are all steps, one row each (built from the
+    definition, not from privspec)."""
     width = 1
     while width < steps:
         width *= 2
@@ -31,7 +32,9 @@ def tree_matrix(steps: int) -> np.ndarray:
     size = 1
     while size <= width:
         for start in range(0, width, size):
-            rows.append([1.0 if start <= leaf < start + size else 0.0 for leaf in range(steps)])
+            if not online or start + size <= steps:
+                rows.append([1.0 if start <= leaf < start + size else 0.0
+                             for leaf in range(steps)])
         size *= 2
     return np.array(rows)
 
@@ -58,15 +61,20 @@ def test_tree_single_participation_is_sqrt_of_levels(steps: int) -> None:
     found = tree_sensitivity(steps)
     assert found.exact and found.value == math.sqrt(math.ceil(math.log2(steps)) + 1)
     assert found.value == pytest.approx(np.linalg.norm(tree_matrix(steps), axis=0).max())
+    online = tree_sensitivity(steps, online=True)
+    assert online.exact and online.value == math.sqrt(math.floor(math.log2(steps)) + 1)
+    assert online.value == pytest.approx(
+        np.linalg.norm(tree_matrix(steps, online=True), axis=0).max())
 
 
+@pytest.mark.parametrize("online", [False, True])
 @pytest.mark.parametrize(("steps", "times", "separation"),
                          [(n, k, b) for n in (3, 5, 8, 11, 12) for k in (2, 3, 4)
                           for b in (1, 2, 3, 5)])
 def test_tree_several_participations_bound_brute_force(steps: int, times: int,
-                                                       separation: int) -> None:
-    found = tree_sensitivity(steps, times, separation)
-    truth = brute_force(tree_matrix(steps), times, separation)
+                                                       separation: int, online: bool) -> None:
+    found = tree_sensitivity(steps, times, separation, online)
+    truth = brute_force(tree_matrix(steps, online), times, separation)
     assert found.value >= truth - 1e-12
     if found.exact or separation == 1:
         assert found.exact and found.value == pytest.approx(truth, rel=1e-12)

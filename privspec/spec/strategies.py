@@ -65,44 +65,60 @@ def tree_work(steps: int, times: int, separation: int) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def tree_sensitivity(steps: int, times: int = 1, separation: int = 1) -> Sensitivity:
-    """The binary tree (every node of the tree over n leaves, padded to 2^⌈log₂ n⌉,
-    released: Honaker 2015; Kairouz et al. 2021, arXiv:2103.00039).  A leaf is in
-    ⌈log₂ n⌉ + 1 nodes, so one participation has sensitivity √(⌈log₂ n⌉ + 1).  With k
-    participations, a node holding m of them moves by m (G ≥ 0: all in one direction),
-    so sens² is the largest Σ over nodes of m², found level by level with the separation
-    enforced within each subtree but not across subtree boundaries (as Kairouz et al.
-    2021, App. D): an upper bound, exact when the steps 0, b, 2b, … attain it."""
+def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
+                     online: bool = False) -> Sensitivity:
+    """Binary-tree aggregation (Honaker 2015; Kairouz et al. 2021, arXiv:2103.00039):
+    every node of the binary tree over the n steps, padded to 2^⌈log₂ n⌉ leaves, is
+    released, or, ``online``, only the nodes whose subtree is complete by step n (DP-FTRL
+    without restarts: the forest of Kairouz et al. 2021, App. D).  A leaf is in
+    ⌈log₂ n⌉ + 1 nodes of the padded tree and in at most ⌊log₂ n⌋ + 1 complete ones, the
+    sensitivity of one participation (exact).  With k participations, a node holding m
+    of them moves by m (CᵀC ≥ 0: all in one direction is the worst case), so sens² is the
+    largest Σ over the released nodes of m², maximised level by level with the separation
+    enforced within each subtree but not across subtree boundaries: an upper bound, exact
+    when b = 1 or the steps 0, b, 2b, … attain it (the report says which)."""
     depth = tree_depth(steps)
+    levels = steps.bit_length() if online else depth + 1
     count = participations(steps, times, separation)
     if count == 1:
-        return Sensitivity(math.sqrt(depth + 1), True,
-                           f"√(⌈log₂ n⌉ + 1) = √{depth + 1}, a leaf being in "
-                           f"{depth + 1} nodes (exact)")
+        formula = "⌊log₂ n⌋ + 1" if online else "⌈log₂ n⌉ + 1"
+        return Sensitivity(math.sqrt(levels), True,
+                           f"√({formula}) = √{levels}, a leaf being in {levels} released "
+                           "nodes (exact)")
 
     @functools.cache
     def best(height: int, leaves: int) -> tuple[int, ...]:
-        """The largest Σ m² over the nodes of a subtree of ``height`` whose first
-        ``leaves`` leaves are steps, for each number of participations in it."""
+        """The largest Σ m² over the released nodes of a subtree of ``height`` whose
+        first ``leaves`` leaves are steps, for each number of participations in it."""
         most = participations(leaves, count, separation) if leaves else 0
         if height == 0:
             return tuple(range(most + 1))  # m = 0 or 1: m² = m
         half = 1 << (height - 1)
         left, right = best(height - 1, min(leaves, half)), best(height - 1, max(0, leaves - half))
-        return tuple(m * m + max(left[a] + right[m - a]
-                                 for a in range(max(0, m - len(right) + 1), min(m, len(left) - 1) + 1))
+        released = not online or leaves == 2 * half
+        return tuple((m * m if released else 0)
+                     + max(left[a] + right[m - a]
+                           for a in range(max(0, m - len(right) + 1), min(m, len(left) - 1) + 1))
                      for m in range(most + 1))
 
     bound = best(depth, steps)[-1]
     spread = [i * separation for i in range(count)]
-    attained = sum(depth + 1 - (i ^ j).bit_length() for i in spread for j in spread)
-    exact = attained == bound
+    attained = sum(_shared_nodes(i, j, depth, steps if online else 1 << depth)
+                   for i in spread for j in spread)
+    exact = attained == bound or separation == 1  # (b = 1: nothing was relaxed)
     return Sensitivity(math.sqrt(bound), exact,
                        f"the most that {count} participations at least {separation} steps "
-                       f"apart add up over the tree's nodes, Σ m² = {bound} ("
-                       + ("exact: participations at steps 1, 1 + b, … attain it)" if exact
+                       f"apart add up over the released nodes, Σ m² = {bound} ("
+                       + ("exact)" if exact
                           else "an upper bound: the separation is enforced within each "
                           "subtree, not across their boundaries)"))
+
+
+def _shared_nodes(i: int, j: int, depth: int, complete_by: int) -> int:
+    """How many nodes hold both leaves i and j, among those whose subtree ends by leaf
+    ``complete_by`` (the released ones)."""
+    return sum(1 for height in range((i ^ j).bit_length(), depth + 1)
+               if ((i >> height) + 1) << height <= complete_by)
 
 
 def toeplitz_column_square(coefficients: tuple[float, ...], steps: int, column: int) -> float:

@@ -40,9 +40,16 @@ FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class Tree(_Strict):
-    """The binary-tree strategy of DP-FTRL (Kairouz et al. 2021, arXiv:2103.00039): every
-    node of the binary tree over the steps (padded to a power of 2) is released with
-    noise. No fields."""
+    """The binary-tree strategy of DP-FTRL (Kairouz et al. 2021, arXiv:2103.00039): the
+    nodes of the binary tree over the steps, each the sum of its leaves, are released
+    with noise."""
+
+    online: bool = Field(
+        False, description="false: every node of the tree padded to 2^⌈log₂ n⌉ leaves is "
+        "counted (one participation: √(⌈log₂ n⌉ + 1), Kairouz et al. 2021; an upper bound "
+        "for any variant); true: only the nodes whose subtree is complete by step n, as "
+        "DP-FTRL without restarts releases them (TF Privacy's tree aggregation; one "
+        "participation: √(⌊log₂ n⌋ + 1)).")
 
 
 class BandedToeplitz(_Strict):
@@ -93,7 +100,8 @@ class MatrixFile(_Strict):
 class Strategy(_Strict):
     """The strategy matrix C: the noise is added to C·x. Give one of its fields."""
 
-    tree: Tree | None = Field(None, description="Binary-tree aggregation (DP-FTRL): `{}`.")
+    tree: Tree | None = Field(None, description="Binary-tree aggregation (DP-FTRL): `{}`, "
+                              "or `{online: true}`.")
     banded_toeplitz: BandedToeplitz | None = Field(
         None, description="A banded Toeplitz strategy (BandMF) given by its coefficients.")
     matrix: MatrixFile | None = Field(
@@ -176,8 +184,9 @@ class MatrixFactorization(_Strict):
         toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
         if matrix is not None:
             return _file_sensitivity(matrix, times, separation)
-        if toeplitz is None:
-            return tree_sensitivity(self.steps, times, separation)
+        if self.strategy.tree is not None:
+            return tree_sensitivity(self.steps, times, separation, self.strategy.tree.online)
+        assert toeplitz is not None
         return toeplitz_sensitivity(tuple(toeplitz.coefficients), self.steps, times, separation)
 
     def largest_column_norm(self) -> float:
@@ -243,7 +252,9 @@ def event(block: MatrixFactorization, _: object) -> Event:
 
 def describe(block: MatrixFactorization, words: Words) -> str:
     toeplitz, matrix = block.strategy.banded_toeplitz, block.strategy.matrix
-    strategy = ("binary-tree strategy" if block.strategy.tree is not None else
+    tree = block.strategy.tree
+    strategy = (f"binary-tree strategy ({'complete subtrees only' if tree.online else 'every node'})"
+                if tree is not None else
                 f"banded Toeplitz strategy with {words.num(len(toeplitz.coefficients))} bands"
                 if toeplitz is not None else
                 f"strategy matrix from a file of SHA-256 {matrix.sha256}" if matrix is not None
