@@ -267,8 +267,9 @@ def describe(block: MatrixFactorization, words: Words) -> str:
         return (f"{head}; cyclic Poisson sampling (amplified BandMF): {words.num(cyclic.block)} "
                 f"groups, each step sampling its group at rate {words.num(cyclic.sampling_rate)}; "
                 f"accounted as {words.num(rounds)} Poisson-sampled Gaussian releases whose noise "
-                "multiplier is the given one over the largest column norm (Choquette-Choo et al. "
-                "2023, arXiv:2306.08153)")
+                f"multiplier is the given one over the largest column norm, "
+                f"{words.num(block.largest_column_norm())} (Choquette-Choo et al. 2023, "
+                "arXiv:2306.08153)")
     found = block.sensitivity()
     who = ("each unit in at most one step" if separated is None else
            f"each unit in at most {words.num(separated.times)} steps at least "
