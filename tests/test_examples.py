@@ -3,6 +3,7 @@ route independent of privspec's curve code (closed forms, exact fractions, docs/
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from example_reports import example_report
 from scipy.stats import norm
+from test_matrix_factorization import tree_matrix
 
 from privspec.report.model import Report
 
@@ -116,3 +118,23 @@ def test_the_readme_gallery_prints_what_the_reports_print() -> None:
         report = example_report(stem)
         mu = "—" if report.gdp.mu is None else fmt_mu(report.gdp.mu)
         assert cells[2:] == [mu, fmt_regret_of(report.gdp), f"Tier {'I' * report.gdp.tier}"], stem
+
+
+def test_gboard_es_es_against_the_registry_rho() -> None:
+    """Google's accounting (σ = 7, 2000 rounds, 6 participations at least 314 apart) gives
+    Σ m² = 79 over the online tree, ρ = 79/98 = 0.806, the Registry's 0.81. privspec's
+    bound is Σ m² ≤ 82, so μ = √82/7; a pattern attaining 79 shows the truth lies between,
+    with √(2 · 0.81) in that range."""
+    report = evaluated("gboard-es-es-dp-ftrl.privspec.yaml")
+    assert report.gdp.mu is not None
+    assert report.gdp.mu == pytest.approx(math.sqrt(82) / 7, rel=1e-12)
+    rounds = [11, 329, 680, 994, 1418, 1732]  # 0-based; gaps of at least 314
+    assert min(b - a for a, b in itertools.pairwise(rounds)) >= 314
+    chosen = np.zeros(2000)
+    chosen[rounds] = 1.0
+    attained = float(np.sum((tree_matrix(2000, online=True) @ chosen) ** 2))
+    assert attained == 79 and round(attained / (2 * 7**2), 2) == 0.81
+    assert math.sqrt(attained) / 7 <= math.sqrt(2 * 0.81) <= report.gdp.mu
+    assert report.gdp.mu / (math.sqrt(attained) / 7) < 1.02  # pessimistic by under 2 %
+    # the exact Gaussian's ε(10⁻¹⁰) is below the published 8.9 (an RDP conversion)
+    assert report.epsilons[0].delta == 1e-10 and report.epsilons[0].epsilon < 8.9

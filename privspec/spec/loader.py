@@ -25,12 +25,12 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from privspec.errors import Code
+from privspec.spec.base import SPEC_FILE
 from privspec.spec.diagnostics import Diagnostic, SpecError
 from privspec.spec.messages import diagnostics_from_errors, path_to_str
 from privspec.spec.models import (
     MAX_RECORDS_PER_UNIT,
     RELATION_CHECKED_BY_CALLER,
-    SPEC_FILE,
     Relation,
     Spec,
     conflicts_beside_field_errors,

@@ -38,7 +38,14 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS, PositiveFloat, _Strict, steps_from_epochs
+from privspec.spec.base import (
+    MAX_DATASET_SIZE,
+    MAX_REPETITIONS,
+    SPEC_FILE,
+    PositiveFloat,
+    _Strict,
+    steps_from_epochs,
+)
 from privspec.spec.base import conflict as _conflict
 from privspec.spec.base import raise_if as _raise_if
 from privspec.spec.events import Event
@@ -449,8 +456,6 @@ def with_figures(spec: Spec, *, deltas: Iterable[float] = (), alphas: Iterable[f
 
 #: Validation context key: the caller runs ``relation_problems`` on the data itself.
 RELATION_CHECKED_BY_CALLER = "relation_checked_by_caller"
-#: Validation context key: the spec's file name, for the commands messages suggest.
-SPEC_FILE = "spec_file"
 
 
 def walk(node: _Node, path: tuple[str | int, ...] = ()

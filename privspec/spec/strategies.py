@@ -1,0 +1,270 @@
+"""The sensitivity of a matrix-factorization mechanism (DP-FTRL, banded MF) from its
+strategy matrix C and how a unit participates.
+
+The learner sees A·x + B·z = B·(C·x + z), with z ~ N(0, σ²) per coordinate in units of
+the clipping norm: the privacy is that of the Gaussian mechanism on C·x.  A unit that
+participates in the steps π adds to x one vector v_i of norm at most 1 at each of
+them, moving C·x by ‖Σ_{i∈π} c_i ⊗ v_i‖, whose square is Σ_{i,j∈π} G_ij ⟨v_i, v_j⟩
+with G = CᵀC.  The sensitivity is its largest value over the allowed patterns π:
+
+* one participation: the largest column norm of C (exact);
+* participations at least b steps apart whose columns touch disjoint rows (a strategy
+  with at most b bands): Σ_{i∈π} ‖c_i‖², maximised over π (exact: Choquette-Choo et al.
+  2023, "(Amplified) Banded Matrix Factorization", arXiv:2306.08153);
+* otherwise, when G has no negative entry, the worst case puts one vector at every
+  participation, so sens² = max_π Σ_{i,j∈π} G_ij (Choquette-Choo et al. 2023,
+  "Multi-epoch matrix factorization mechanisms for private machine learning",
+  arXiv:2211.06530), exact when every pattern is enumerated; a stated upper bound
+  (|G_ij|, or the triangle inequality Σ_{i∈π} ‖c_i‖) when it is not.
+
+Pure Python (``privspec validate`` imports this layer): closed forms, and sums whose
+size is capped (``MAX_TREE_WORK``, ``MAX_PATTERNS``).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Most work (participations² × tree levels) the binary tree's maximisation may take.
+MAX_TREE_WORK = 2_000_000
+#: Most participation patterns enumerated for a banded strategy with more bands than
+#: the separation (beyond them, the triangle inequality's bound is stated instead).
+MAX_PATTERNS = 20_000
+#: Most Gram entries' terms (steps × bands) such an enumeration may sum.
+MAX_GRAM_WORK = 2_000_000
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The L2 sensitivity of C·x in clipping norms, whether it is exact, and how it was
+    found (a phrase for the report)."""
+
+    value: float
+    exact: bool
+    how: str
+
+
+def participations(steps: int, times: int, separation: int) -> int:
+    """The most participations ``times`` allows in ``steps`` steps at least
+    ``separation`` apart: min(k, ⌈n / b⌉)."""
+    return min(times, -(-steps // separation))
+
+
+def tree_depth(steps: int) -> int:
+    """⌈log₂ n⌉: the height of the binary tree over n leaves (padded to a power of 2)."""
+    return (steps - 1).bit_length()
+
+
+def tree_work(steps: int, times: int, separation: int) -> int:
+    """The work of ``tree_sensitivity``'s maximisation (for the cap ``MAX_TREE_WORK``)."""
+    return participations(steps, times, separation) ** 2 * (tree_depth(steps) + 1)
+
+
+@functools.lru_cache(maxsize=32)
+def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
+                     online: bool = False) -> Sensitivity:
+    """Binary-tree aggregation (Honaker 2015; Kairouz et al. 2021, arXiv:2103.00039):
+    every node of the binary tree over the n steps, padded to 2^⌈log₂ n⌉ leaves, is
+    released, or, ``online``, only the nodes whose subtree is complete by step n (DP-FTRL
+    without restarts: the forest of Kairouz et al. 2021, App. D).  A leaf is in
+    ⌈log₂ n⌉ + 1 nodes of the padded tree and in at most ⌊log₂ n⌋ + 1 complete ones, the
+    sensitivity of one participation (exact).  With k participations, a node holding m
+    of them moves by m (CᵀC ≥ 0: all in one direction is the worst case), so sens² is the
+    largest Σ over the released nodes of m², maximised level by level with the separation
+    enforced within each subtree but not across subtree boundaries: an upper bound, exact
+    when b = 1 or the steps 0, b, 2b, … attain it (the report says which)."""
+    depth = tree_depth(steps)
+    levels = steps.bit_length() if online else depth + 1
+    count = participations(steps, times, separation)
+    if count == 1:
+        formula = "⌊log₂ n⌋ + 1" if online else "⌈log₂ n⌉ + 1"
+        return Sensitivity(math.sqrt(levels), True,
+                           f"√({formula}) = √{levels}, a leaf being in {levels} released "
+                           "nodes (exact)")
+
+    @functools.cache
+    def best(height: int, leaves: int) -> tuple[int, ...]:
+        """The largest Σ m² over the released nodes of a subtree of ``height`` whose
+        first ``leaves`` leaves are steps, for each number of participations in it."""
+        most = participations(leaves, count, separation) if leaves else 0
+        if height == 0:
+            return tuple(range(most + 1))  # m = 0 or 1: m² = m
+        half = 1 << (height - 1)
+        left, right = best(height - 1, min(leaves, half)), best(height - 1, max(0, leaves - half))
+        released = not online or leaves == 2 * half
+        return tuple((m * m if released else 0)
+                     + max(left[a] + right[m - a]
+                           for a in range(max(0, m - len(right) + 1), min(m, len(left) - 1) + 1))
+                     for m in range(most + 1))
+
+    bound = best(depth, steps)[-1]
+    spread = [i * separation for i in range(count)]
+    attained = sum(_shared_nodes(i, j, depth, steps if online else 1 << depth)
+                   for i in spread for j in spread)
+    exact = attained == bound or separation == 1  # (b = 1: nothing was relaxed)
+    return Sensitivity(math.sqrt(bound), exact,
+                       f"the most that {count} participations at least {separation} steps "
+                       f"apart add up over the released nodes, Σ m² = {bound} ("
+                       + ("exact)" if exact
+                          else "an upper bound: the separation is enforced within each "
+                          "subtree, not across their boundaries)"))
+
+
+def _shared_nodes(i: int, j: int, depth: int, complete_by: int) -> int:
+    """How many nodes hold both leaves i and j, among those whose subtree ends by leaf
+    ``complete_by`` (the released ones)."""
+    return sum(1 for height in range((i ^ j).bit_length(), depth + 1)
+               if ((i >> height) + 1) << height <= complete_by)
+
+
+def toeplitz_column_square(coefficients: tuple[float, ...], steps: int, column: int) -> float:
+    """‖c_j‖² of the n × n lower-triangular banded Toeplitz matrix whose diagonals are
+    ``coefficients``: the first min(bands, n − j) of them squared."""
+    return math.fsum(c * c for c in coefficients[:steps - column])
+
+
+@functools.lru_cache(maxsize=32)
+def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int = 1,
+                         separation: int = 1) -> Sensitivity:
+    """A lower-triangular banded Toeplitz strategy, C_ij = coefficients[i − j] for
+    0 ≤ i − j < bands.  Its column norms do not grow with j (later columns are cut by
+    the last row), so the first column is the largest and, when the separation b is at
+    least the bands (participations touch disjoint rows), the pattern 0, b, 2b, … is
+    the worst: sens² = Σ_m ‖c_{mb}‖² (exact, arXiv:2306.08153).  With fewer steps
+    between participations than bands, the patterns are enumerated
+    (``_enumerated``), or the triangle inequality bounds it."""
+    bands = min(len(coefficients), steps)
+    count = participations(steps, times, separation)
+    full = toeplitz_column_square(coefficients, steps, 0)
+    if count == 1:
+        return Sensitivity(math.sqrt(full), True, "the largest column norm (exact)")
+    # the columns 0, b, 2b, …: whole ones (as many rows below as bands), then cut ones
+    whole = min(count, (steps - bands) // separation + 1)
+    squares = [0.0, *itertools.accumulate(c * c for c in coefficients[:bands])]
+    cut = [squares[steps - m * separation] for m in range(whole, count)]
+    if separation >= bands:
+        return Sensitivity(math.sqrt(whole * full + math.fsum(cut)), True,
+                           f"participations {separation} steps apart touch disjoint rows of "
+                           f"a strategy with {bands} bands: √(Σ of {count} column norms²) "
+                           "(exact)")
+    gram = functools.partial(_toeplitz_gram, coefficients, steps)
+    return _separated(gram, steps, count, separation, steps * bands,
+                      lambda: whole * math.sqrt(full) + math.fsum(map(math.sqrt, cut)))
+
+
+def matrix_sensitivity(rows: tuple[tuple[float, ...], ...], times: int = 1,
+                       separation: int = 1) -> Sensitivity:
+    """An n × n strategy given entry by entry (a file): the largest column norm for one
+    participation; with several, Σ_{i∈π} ‖c_i‖² maximised over π when columns
+    ``separation`` apart touch disjoint rows (exact), else the patterns enumerated or
+    the triangle inequality (``_separated``)."""
+    steps = len(rows)
+    squares = [math.fsum(row[j] * row[j] for row in rows) for j in range(steps)]
+    count = participations(steps, times, separation)
+    if count == 1:
+        return Sensitivity(math.sqrt(max(squares)), True, "the largest column norm (exact)")
+    if disjoint_columns(rows, separation):
+        return Sensitivity(math.sqrt(_best_separated(squares, count, separation)), True,
+                           f"columns {separation} apart touch disjoint rows: the largest "
+                           f"√(Σ of {count} column norms²) at least {separation} apart (exact)")
+    norms = [math.sqrt(q) for q in squares]
+    return _separated(lambda i, j: math.fsum(row[i] * row[j] for row in rows[j:]), steps,
+                      count, separation, steps * steps,
+                      lambda: _best_separated(norms, count, separation))
+
+
+def disjoint_columns(rows: tuple[tuple[float, ...], ...], separation: int) -> bool:
+    """Whether any two columns at least ``separation`` apart touch disjoint rows (so
+    that participations that far apart add orthogonal vectors)."""
+    steps = len(rows)
+    first = [next((i for i in range(steps) if rows[i][j]), steps) for j in range(steps)]
+    last = [next((i for i in reversed(range(steps)) if rows[i][j]), -1) for j in range(steps)]
+    later = [steps] * (steps + separation + 1)  # the first row any column ≥ j touches
+    for j in reversed(range(steps)):
+        later[j] = min(first[j], later[j + 1])
+    return all(last[j] < later[j + separation] for j in range(steps))
+
+
+def _separated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
+               work: int, triangle: Callable[[], float]) -> Sensitivity:
+    """Several participations whose columns may overlap: every pattern enumerated
+    (Σ_{i,j∈π} |G_ij|, exact when the worst pattern's entries are not negative, then
+    one direction at every participation attains it: arXiv:2211.06530), or, with too
+    many patterns, the triangle inequality Σ_{i∈π} ‖c_i‖ over the worst pattern
+    (``triangle``)."""
+    enumerated = _enumerated(gram, steps, count, separation, work)
+    if enumerated is not None:
+        total, exact = enumerated
+        return Sensitivity(math.sqrt(total), exact,
+                           "the largest Σ_{i,j∈π} |(CᵀC)_ij| over every pattern of "
+                           f"{count} participations at least {separation} steps apart "
+                           + ("(exact: the worst pattern's entries of CᵀC are not negative, "
+                              "arXiv:2211.06530)" if exact else
+                              "(an upper bound: the worst pattern has negative entries of "
+                              "CᵀC)"))
+    return Sensitivity(triangle(), False,
+                       f"the triangle inequality, the largest Σ of {count} column norms "
+                       "at least the separation apart (an upper bound: too many patterns "
+                       "to enumerate)")
+
+
+def _best_separated(values: list[float], count: int, separation: int) -> float:
+    """The largest sum of at most ``count`` of the non-negative ``values`` at indices at
+    least ``separation`` apart (dynamic programming over the indices)."""
+    steps = len(values)
+    previous = [0.0] * (steps + separation)
+    for _ in range(count):
+        current = [0.0] * (steps + separation)
+        for i in reversed(range(steps)):
+            current[i] = max(current[i + 1], values[i] + previous[i + separation])
+        previous = current
+    return previous[0]
+
+
+def _toeplitz_gram(coefficients: tuple[float, ...], steps: int, i: int, j: int) -> float:
+    """(CᵀC)_ij of the banded Toeplitz strategy, i ≤ j: Σ_r c[r − i]·c[r − j] over the
+    rows r ≥ j that both columns reach."""
+    end = min(steps, i + len(coefficients))
+    return math.fsum(coefficients[r - i] * coefficients[r - j] for r in range(j, end))
+
+
+def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
+                work: int) -> tuple[float, bool] | None:
+    """max over patterns π of at most ``count`` steps at least ``separation`` apart of
+    Σ_{i,j∈π} |G_ij| (``gram(i, j)``, i ≤ j), and whether that pattern's entries are all
+    non-negative; None when more than ``MAX_PATTERNS`` patterns or ``MAX_GRAM_WORK``
+    terms would be needed."""
+    if work > MAX_GRAM_WORK:
+        return None
+    cache: dict[tuple[int, int], float] = {}
+
+    def entry(i: int, j: int) -> float:
+        if (i, j) not in cache:
+            cache[(i, j)] = gram(i, j)
+        return cache[(i, j)]
+
+    seen = 0
+    best, exact = 0.0, True
+
+    def extend(chosen: list[int], total: float, signed: float) -> bool:
+        nonlocal seen, best, exact
+        seen += 1
+        if seen > MAX_PATTERNS:
+            return False
+        if total > best:
+            best, exact = total, signed == total
+        if len(chosen) == count:
+            return True
+        start = chosen[-1] + separation if chosen else 0
+        for step in range(start, steps):
+            added = [entry(step, step), *(2 * entry(i, step) for i in chosen)]
+            if not extend([*chosen, step], total + math.fsum(abs(a) for a in added),
+                          signed + math.fsum(added)):
+                return False
+        return True
+
+    return (best, exact) if extend([], 0.0, 0.0) else None

@@ -1,0 +1,310 @@
+"""matrix_factorization: its sensitivities against closed forms and brute force over every
+participation pattern, its accounting against the events it equals, its refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import privspec
+from privspec.spec.strategies import matrix_sensitivity, toeplitz_sensitivity, tree_sensitivity
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAD = {"privspec": 1, "title": "t", "unit": "one user", "neighbouring": "add-or-remove"}
+
+
+def tree_matrix(steps: int, online: bool = False) -> np.ndarray:
+    """Every node of the binary tree over ``steps`` leaves padded to a power of 2, or
+    ``online`` only those whose leaves are all steps, one row each (built from the
+    definition, not from privspec)."""
+    width = 1
+    while width < steps:
+        width *= 2
+    rows = []
+    size = 1
+    while size <= width:
+        for start in range(0, width, size):
+            if not online or start + size <= steps:
+                rows.append([1.0 if start <= leaf < start + size else 0.0
+                             for leaf in range(steps)])
+        size *= 2
+    return np.array(rows)
+
+
+def toeplitz_matrix(coefficients: list[float], steps: int) -> np.ndarray:
+    return np.array([[coefficients[i - j] if 0 <= i - j < len(coefficients) else 0.0
+                      for j in range(steps)] for i in range(steps)])
+
+
+def brute_force(matrix: np.ndarray, times: int, separation: int) -> float:
+    """max over every pattern of at most ``times`` steps at least ``separation`` apart of
+    ‖Σ_{i∈π} c_i‖ (one direction: the worst case when CᵀC ≥ 0)."""
+    steps = matrix.shape[1]
+    best = 0.0
+    for count in range(1, times + 1):
+        for pattern in itertools.combinations(range(steps), count):
+            if all(b - a >= separation for a, b in itertools.pairwise(pattern)):
+                best = max(best, float(np.linalg.norm(matrix[:, list(pattern)].sum(axis=1))))
+    return best
+
+
+@pytest.mark.parametrize("steps", range(1, 65))
+def test_tree_single_participation_is_sqrt_of_levels(steps: int) -> None:
+    found = tree_sensitivity(steps)
+    assert found.exact and found.value == math.sqrt(math.ceil(math.log2(steps)) + 1)
+    assert found.value == pytest.approx(np.linalg.norm(tree_matrix(steps), axis=0).max())
+    online = tree_sensitivity(steps, online=True)
+    assert online.exact and online.value == math.sqrt(math.floor(math.log2(steps)) + 1)
+    assert online.value == pytest.approx(
+        np.linalg.norm(tree_matrix(steps, online=True), axis=0).max())
+
+
+@pytest.mark.parametrize("online", [False, True])
+@pytest.mark.parametrize(("steps", "times", "separation"),
+                         [(n, k, b) for n in (3, 5, 8, 11, 12) for k in (2, 3, 4)
+                          for b in (1, 2, 3, 5)])
+def test_tree_several_participations_bound_brute_force(steps: int, times: int,
+                                                       separation: int, online: bool) -> None:
+    found = tree_sensitivity(steps, times, separation, online)
+    truth = brute_force(tree_matrix(steps, online), times, separation)
+    assert found.value >= truth - 1e-12
+    if found.exact or separation == 1:
+        assert found.exact and found.value == pytest.approx(truth, rel=1e-12)
+
+
+@pytest.mark.parametrize("coefficients", [[1.0], [1.0, 0.5], [1.0, 0.6, 0.3, 0.1],
+                                          [2.0, -0.5, 0.25]])
+@pytest.mark.parametrize("steps", [1, 2, 7, 12])
+def test_toeplitz_single_participation_is_the_largest_column_norm(
+        coefficients: list[float], steps: int) -> None:
+    found = toeplitz_sensitivity(tuple(coefficients), steps)
+    matrix = toeplitz_matrix(coefficients, steps)
+    assert found.exact and found.value == pytest.approx(np.linalg.norm(matrix, axis=0).max())
+
+
+@pytest.mark.parametrize(("times", "separation"), [(2, 4), (3, 4), (3, 5), (5, 4)])
+def test_toeplitz_separated_by_the_bands_is_root_k_column_norm(times: int,
+                                                               separation: int) -> None:
+    coefficients = (1.0, 0.6, 0.3, 0.1)  # 4 bands
+    steps = 40  # every participation's column whole
+    found = toeplitz_sensitivity(coefficients, steps, times, separation)
+    norm = math.sqrt(sum(c * c for c in coefficients))
+    assert found.exact and found.value == pytest.approx(math.sqrt(times) * norm, rel=1e-14)
+
+
+@pytest.mark.parametrize("coefficients", [[1.0, 0.6, 0.3, 0.1], [1.0, -0.7, 0.4],
+                                          [1.0, 1.0, 1.0, 1.0, 1.0]])
+@pytest.mark.parametrize(("steps", "times", "separation"),
+                         [(n, k, b) for n in (6, 9, 12) for k in (2, 3) for b in (1, 2, 3, 5)])
+def test_toeplitz_against_every_pattern(coefficients: list[float], steps: int, times: int,
+                                        separation: int) -> None:
+    found = toeplitz_sensitivity(tuple(coefficients), steps, times, separation)
+    matrix = toeplitz_matrix(coefficients, steps)
+    truth = brute_force(matrix, times, separation)
+    assert found.value >= truth - 1e-12
+    if found.exact:
+        assert found.value == pytest.approx(truth, rel=1e-12)
+    if min(coefficients) >= 0:  # CᵀC ≥ 0: one direction is the worst case
+        assert found.exact
+
+
+def _spec(mechanism: dict[str, Any]) -> dict[str, Any]:
+    return {**HEAD, "mechanism": mechanism}
+
+
+def test_plain_gaussian_mu_is_sensitivity_over_noise() -> None:
+    spec = _spec({"matrix_factorization": {
+        "strategy": {"tree": {}}, "steps": 100, "noise_multiplier": 3.0,
+        "participation": {"once": {}}}})
+    assert privspec.evaluate(spec).gdp.mu == pytest.approx(math.sqrt(8) / 3.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("steps", [100, 101])
+def test_amplified_bandmf_is_the_poisson_event_composed_per_block(steps: int) -> None:
+    amplified = _spec({"matrix_factorization": {
+        "strategy": {"banded_toeplitz": {"coefficients": [1.0, 0.0, 0.0]}}, "steps": steps,
+        "noise_multiplier": 0.9, "participation": {
+            "cyclic_poisson": {"block": 4, "sampling_rate": 0.05}}}})
+    composed = _spec({"repeat": {"count": -(-steps // 4), "mechanism": {"poisson_sampled": {
+        "sampling_rate": 0.05, "mechanism": {"gaussian": {"noise_multiplier": 0.9}}}}}})
+    mine, theirs = privspec.evaluate(amplified), privspec.evaluate(composed)
+    assert mine.gdp.mu == theirs.gdp.mu and mine.epsilons == theirs.epsilons
+
+
+def test_amplified_bandmf_divides_the_noise_by_the_column_norm() -> None:
+    amplified = _spec({"matrix_factorization": {
+        "strategy": {"banded_toeplitz": {"coefficients": [3.0, 4.0]}}, "steps": 20,
+        "noise_multiplier": 5.0, "participation": {
+            "cyclic_poisson": {"block": 2, "sampling_rate": 0.1}}}})
+    composed = _spec({"repeat": {"count": 10, "mechanism": {"poisson_sampled": {
+        "sampling_rate": 0.1, "mechanism": {"gaussian": {"noise_multiplier": 1.0}}}}}})
+    assert privspec.evaluate(amplified).gdp.mu == pytest.approx(
+        privspec.evaluate(composed).gdp.mu, rel=1e-9)
+
+
+def _validate(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "bad.privspec.yaml"
+    path.write_text(text, encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "privspec", "validate", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+BAD = """privspec: 1
+title: t
+unit: one user
+neighbouring: add-or-remove
+mechanism:
+  matrix_factorization:
+    strategy: {STRATEGY}
+    steps: 1000000
+    noise_multiplier: 2
+    participation: {PARTICIPATION}
+"""
+
+
+@pytest.mark.parametrize(("strategy", "participation", "where", "says"), [
+    ("{tree: {}}", "{cyclic_poisson: {block: 4, sampling_rate: 0.1}}",
+     "mechanism.matrix_factorization.participation", "banded_toeplitz strategy"),
+    ("{banded_toeplitz: {coefficients: [1, 0.5, 0.2]}}",
+     "{cyclic_poisson: {block: 2, sampling_rate: 0.1}}",
+     "mechanism.matrix_factorization.participation", "at most `block` bands"),
+    ("{banded_toeplitz: {coefficients: [0, 1]}}", "{once: {}}",
+     "mechanism.matrix_factorization.strategy.banded_toeplitz.coefficients", "invertible"),
+    ("{tree: {}, banded_toeplitz: {coefficients: [1]}}", "{once: {}}",
+     "mechanism.matrix_factorization.strategy.banded_toeplitz", "not both"),
+    ("{tree: {}}", "{separated: {times: 3}}",
+     "mechanism.matrix_factorization.participation.separated", "key 'min_separation'"),
+    ("{tree: {}}", "{separated: {times: 3000000, min_separation: 1}}",
+     "mechanism.matrix_factorization.participation", "operations"),
+    ("{tree: {}}", "{separated: {times: 2, min_separation: 0}}",
+     "mechanism.matrix_factorization.participation.separated.min_separation", "1"),
+])
+def test_bad_fields_are_located(tmp_path: Path, strategy: str, participation: str, where: str,
+                                says: str) -> None:
+    done = _validate(tmp_path, BAD.replace("{STRATEGY}", strategy)
+                     .replace("{PARTICIPATION}", participation))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert any(where in line and says in line and (":7:" in line or ":10:" in line)
+               for line in lines), done.stderr
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(("times", "separation"), [(1, 1), (2, 2), (3, 3), (4, 2)])
+def test_matrix_against_every_pattern(seed: int, times: int, separation: int) -> None:
+    rng = np.random.default_rng(seed)
+    matrix = np.tril(rng.uniform(-0.3 if seed % 2 else 0.0, 1.0, size=(9, 9)))
+    np.fill_diagonal(matrix, 1.0)
+    found = matrix_sensitivity(tuple(tuple(map(float, row)) for row in matrix), times,
+                               separation)
+    truth = brute_force(matrix, times, separation)
+    assert found.value >= truth - 1e-12
+    if found.exact:
+        assert found.value == pytest.approx(truth, rel=1e-12)
+    if seed % 2 == 0:  # no negative entry: CᵀC ≥ 0
+        assert found.exact
+
+
+def test_banded_matrix_separated_by_its_bands_is_exact() -> None:
+    matrix = toeplitz_matrix([1.0, -0.6, 0.3], 12)
+    rows = tuple(tuple(map(float, row)) for row in matrix)
+    found = matrix_sensitivity(rows, 3, 3)
+    assert found.exact and found.value == pytest.approx(
+        toeplitz_sensitivity((1.0, -0.6, 0.3), 12, 3, 3).value, rel=1e-14)
+    assert not matrix_sensitivity(rows, 3, 2).exact or brute_force(matrix, 3, 2) == (
+        pytest.approx(matrix_sensitivity(rows, 3, 2).value))
+
+
+def _write_strategy(tmp_path: Path, matrix: np.ndarray, kind: str) -> tuple[str, str]:
+    """The strategy written as ``kind`` (npy or csv) beside a spec, and its SHA-256."""
+    path = tmp_path / f"strategy.{kind}"
+    if kind == "npy":
+        np.save(path, matrix)
+    else:
+        path.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in matrix)
+                        + "\n", encoding="utf-8")
+    return path.name, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+MATRIX_SPEC = """privspec: 1
+title: t
+unit: one user
+neighbouring: add-or-remove
+mechanism:
+  matrix_factorization:
+    strategy: {{matrix: {{file: {file}, sha256: '{sha}'}}}}
+    steps: {steps}
+    noise_multiplier: 2
+    participation: {participation}
+"""
+
+
+@pytest.mark.parametrize("kind", ["npy", "csv"])
+@pytest.mark.parametrize("participation", ["{once: {}}",
+                                           "{separated: {times: 3, min_separation: 3}}",
+                                           "{cyclic_poisson: {block: 3, sampling_rate: 0.2}}"])
+def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kind: str,
+                                                             participation: str) -> None:
+    coefficients = [1.0, 0.5, 0.25]
+    file, sha = _write_strategy(tmp_path, toeplitz_matrix(coefficients, 12), kind)
+    spec = tmp_path / "mf.privspec.yaml"
+    spec.write_text(MATRIX_SPEC.format(file=file, sha=sha, steps=12,
+                                       participation=participation), encoding="utf-8")
+    toeplitz = spec.with_name("toeplitz.privspec.yaml")
+    toeplitz.write_text(MATRIX_SPEC.replace(
+        "{{matrix: {{file: {file}, sha256: '{sha}'}}}}",
+        "{{banded_toeplitz: {{coefficients: [1.0, 0.5, 0.25]}}}}").format(
+            steps=12, participation=participation), encoding="utf-8")
+    assert privspec.evaluate(str(spec)).gdp.mu == pytest.approx(
+        privspec.evaluate(str(toeplitz)).gdp.mu, rel=1e-12)
+
+
+@pytest.mark.parametrize(("change", "field", "says"), [
+    ("sha", "sha256", "SHA-256 is"),
+    ("outside", "file", "in the spec's directory"),
+    ("upper", "file", "lower-triangular"),
+    ("nan", "file", "finite"),
+    ("steps", "steps", "steps must be its size"),
+    ("missing", "file", "cannot read"),
+    ("text", "file", "numbers only"),
+])
+def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: str,
+                                                        field: str, says: str) -> None:
+    matrix = toeplitz_matrix([1.0, 0.5], 6)
+    if change == "upper":
+        matrix[0, 3] = 0.1
+    if change == "nan":
+        matrix[4, 2] = math.nan
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    file, sha = _write_strategy(folder, matrix, "csv")
+    if change == "text":
+        (folder / file).write_text("a,b\n1,0\n", encoding="utf-8")
+        sha = hashlib.sha256((folder / file).read_bytes()).hexdigest()
+    if change == "sha":
+        sha = "0" * 64
+    if change == "outside":
+        (tmp_path / file).write_bytes((folder / file).read_bytes())
+        file = f"../{file}"
+    if change == "missing":
+        file = "absent.csv"
+    (folder / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file=file, sha=sha, steps=7 if change == "steps" else 6,
+        participation="{once: {}}"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "privspec", "validate",
+                           str(folder / "bad.privspec.yaml")],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "error:" in line]
+    where = ("mechanism.matrix_factorization.steps" if field == "steps" else
+             f"mechanism.matrix_factorization.strategy.matrix.{field}")
+    assert f"{where}:" in line and says in line, line
+    assert ":8:" in line if field == "steps" else ":7:" in line
