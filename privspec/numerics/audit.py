@@ -1,0 +1,254 @@
+"""Stage 4b: an attack's scores held against a certified trade-off curve (docs/audit.md).
+
+Given the scores an attack gave to examples that were in (members, inserted canaries)
+and out, this module makes statements that hold simultaneously with probability at
+least the chosen confidence 1 − a, assuming each score is an independent trial of the
+attack (one training run per score, or canaries inserted independently):
+
+* thresholds: a fixed set of pooled-score quantiles, log-spaced in the tail fraction,
+  chosen without looking at the labels (or chosen on one half of the scores and held
+  against the other half, ``holdout``); two attacks per threshold t, "in when the score
+  is ≥ t" (``higher``) and "in when it is ≤ t" (``lower``), each direction its own
+  frontier;
+* one exact Clopper–Pearson box [FPR_lo, FPR_hi] × [TPR_lo, TPR_hi] per attack, every
+  interval at level a / (2·boxes) (Bonferroni over all boxes of both directions), so
+  that every box holds at once with probability ≥ 1 − a;
+* an empirical lower bound on μ: if every box holds and the mechanism is μ-GDP, then
+  TPR_lo ≤ TPR ≤ Φ(Φ⁻¹(FPR) + μ) ≤ Φ(Φ⁻¹(FPR_hi) + μ) for each box, so
+  μ ≥ Φ⁻¹(TPR_lo) − Φ⁻¹(FPR_hi); μ_lb is the largest of these (at least 0);
+* an empirical lower bound on ε at δ, from the same boxes and the hypothesis-testing
+  form of (ε, δ)-DP (Kairouz, Oh & Viswanath 2015): TPR ≤ e^ε·FPR + δ and
+  1 − FPR ≤ e^ε·(1 − TPR) + δ;
+* a contradiction: a box entirely above the certified ROC, TPR_lo > 1 − f'(FPR_hi),
+  where f' is the report's curve. The report's curve is pessimistic, f' ≤ f for the
+  mechanism's true curve f, so 1 − f'(FPR_hi) ≥ 1 − f(FPR_hi) ≥ 1 − f(FPR) (f is
+  decreasing and FPR ≤ FPR_hi): a box above the pessimistic curve is above the true one,
+  and the attack beats what the mechanism can allow. Between the report's samples of f'
+  the bound used is 1 − f' at the next sample to the right (f' is decreasing), and it is
+  also capped by 1 − G_μ + τ, what the report's μ certifies: both err against a
+  contradiction.
+
+Counts cost one ``searchsorted`` of each class's scores into the sorted thresholds (no
+full sort). No wording here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+from scipy.stats import beta as beta_distribution
+
+from privspec.numerics.curve import FloatArray
+
+Direction = Literal["higher", "lower"]
+#: Tail fractions of the pooled scores at which thresholds are put, per decade.
+LEVELS_PER_DECADE = 5
+#: The fewest scores of each class an audit accepts.
+MIN_SCORES = 10
+
+
+@dataclass(frozen=True)
+class Box:
+    """One attack's simultaneous Clopper–Pearson box: the attack says "in" when the
+    score is ≥ ``threshold`` (``higher``) or ≤ it (``lower``)."""
+
+    direction: Direction
+    threshold: float
+    fpr: float  # observed
+    tpr: float  # observed
+    fpr_low: float
+    fpr_high: float
+    tpr_low: float
+    tpr_high: float
+
+    @property
+    def mu_lower(self) -> float:
+        """The μ every μ-GDP mechanism the box allows must have: Φ⁻¹(TPR_lo) − Φ⁻¹(FPR_hi)
+        (−∞ when the box says nothing)."""
+        if self.tpr_low <= 0 or self.fpr_high >= 1:
+            return -math.inf
+        return float(ndtri(self.tpr_low) - ndtri(self.fpr_high))
+
+    def epsilon_lower(self, delta: float) -> float:
+        """The ε every (ε, δ)-DP mechanism the box allows must have (−∞ when none)."""
+        candidates = [-math.inf]
+        if self.tpr_low > delta and self.fpr_high > 0:
+            candidates.append(math.log((self.tpr_low - delta) / self.fpr_high))
+        if 1 - self.fpr_high > delta and self.tpr_low < 1:
+            candidates.append(math.log((1 - self.fpr_high - delta) / (1 - self.tpr_low)))
+        return max(candidates)
+
+
+@dataclass(frozen=True)
+class CertifiedCurve:
+    """What a report certifies: its trade-off curve f' sampled at ``alpha`` (ascending),
+    with ``tpr`` = 1 − f'(alpha), and its μ at floor τ (None without a finite μ)."""
+
+    alpha: FloatArray
+    tpr: FloatArray
+    mu: float | None
+    floor: float
+
+    def tpr_bound(self, fpr: FloatArray) -> FloatArray:
+        """The highest TPR the report allows at each FPR, rounded up between samples:
+        1 − f' at the next sample to the right, capped by 1 − G_μ + τ."""
+        index = np.searchsorted(self.alpha, fpr, side="left")
+        padded = np.append(self.tpr, 1.0)
+        bound = padded[np.minimum(index, self.tpr.size)]
+        if self.mu is not None:
+            bound = np.minimum(bound, np.asarray(ndtr(ndtri(fpr) + self.mu)) + self.floor)
+        return np.asarray(np.minimum(bound, 1.0))
+
+
+@dataclass(frozen=True)
+class AuditStatistics:
+    """The boxes of one audit and what they prove, all at ``confidence`` at once."""
+
+    members: int
+    non_members: int
+    confidence: float
+    holdout: bool
+    boxes: tuple[Box, ...]
+
+    @property
+    def mu_lower(self) -> float:
+        """The largest μ the boxes prove (0 when they prove nothing)."""
+        return max([0.0, *(box.mu_lower for box in self.boxes)])
+
+    def epsilon_lower(self, delta: float) -> float:
+        """The largest ε at ``delta`` the boxes prove (0 when they prove nothing)."""
+        return max([0.0, *(box.epsilon_lower(delta) for box in self.boxes)])
+
+    def strongest(self) -> Box | None:
+        """The box that proves ``mu_lower`` (None when none proves a positive μ)."""
+        best = max(self.boxes, key=lambda box: box.mu_lower, default=None)
+        return best if best is not None and best.mu_lower > 0 else None
+
+    def contradictions(self, certified: CertifiedCurve) -> tuple[tuple[Box, float], ...]:
+        """The boxes entirely above the certified ROC, each with the highest TPR the
+        report allows at its FPR_hi, the clearest first."""
+        if not self.boxes:
+            return ()
+        fpr_high = np.array([box.fpr_high for box in self.boxes])
+        tpr_low = np.array([box.tpr_low for box in self.boxes])
+        allowed = certified.tpr_bound(fpr_high)
+        excess = tpr_low - allowed
+        order = np.argsort(-excess, kind="stable")
+        return tuple((self.boxes[i], float(allowed[i])) for i in order if excess[i] > 0)
+
+
+def tail_fractions(pooled: int) -> FloatArray:
+    """Tail fractions of the pooled scores where thresholds go: ``LEVELS_PER_DECADE``
+    a decade from one score (1/pooled) up to one half."""
+    decades = max(math.log10(pooled / 2), 0.0)
+    count = max(math.ceil(decades * LEVELS_PER_DECADE) + 1, 2)
+    return np.asarray(np.logspace(-math.log10(pooled), math.log10(0.5), count))
+
+
+def _order_statistics(pooled: FloatArray, ranks: np.ndarray) -> FloatArray:
+    """The pooled scores of these 0-based ranks (ascending), by selection, not a sort."""
+    ranks = np.unique(ranks)
+    return np.asarray(np.partition(pooled, ranks)[ranks])
+
+
+def candidate_thresholds(members: FloatArray, non_members: FloatArray
+                         ) -> tuple[FloatArray, FloatArray]:
+    """The ``higher`` and ``lower`` thresholds: pooled order statistics at
+    ``tail_fractions`` from the top and from the bottom, without the labels."""
+    pooled = np.concatenate([members, non_members])
+    n = pooled.size
+    tails = np.unique(np.clip(np.ceil(tail_fractions(n) * n).astype(np.int64), 1, n))
+    ranks = np.concatenate([n - tails, tails - 1])
+    values = _order_statistics(pooled, ranks)
+    lookup = dict(zip(np.unique(ranks).tolist(), values.tolist(), strict=True))
+    higher = np.unique([lookup[r] for r in (n - tails).tolist()])
+    lower = np.unique([lookup[r] for r in (tails - 1).tolist()])
+    return higher, lower
+
+
+def _counts(scores: FloatArray, higher: FloatArray, lower: FloatArray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """How many ``scores`` are ≥ each ``higher`` threshold and ≤ each ``lower`` one
+    (both sorted ascending)."""
+    index = np.searchsorted(higher, scores, side="right")  # thresholds ≤ score
+    counted = np.bincount(index, minlength=higher.size + 1)
+    count_ge = scores.size - np.cumsum(counted)[:-1]  # score ≥ higher[j] ⇔ index > j
+    index = np.searchsorted(lower, scores, side="left")  # thresholds < score
+    counted = np.bincount(index, minlength=lower.size + 1)
+    count_le = np.cumsum(counted)[:-1]  # score ≤ lower[j] ⇔ index ≤ j
+    return count_ge, count_le
+
+
+def clopper_pearson(successes: np.ndarray, trials: int, level: float
+                    ) -> tuple[FloatArray, FloatArray]:
+    """Exact two-sided intervals, each missing the truth with probability ≤ ``level``."""
+    k = np.asarray(successes, dtype=np.float64)
+    tail = level / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, beta_distribution.ppf(tail, k, trials - k + 1), 0.0)
+        high = np.where(k < trials, beta_distribution.ppf(1 - tail, k + 1, trials - k), 1.0)
+    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+
+
+def boxes_at(members: FloatArray, non_members: FloatArray, higher: FloatArray,
+             lower: FloatArray, level: float) -> tuple[Box, ...]:
+    """One box per threshold and direction, each interval at ``level``."""
+    boxes: list[Box] = []
+    member_ge, member_le = _counts(members, higher, lower)
+    other_ge, other_le = _counts(non_members, higher, lower)
+    sides: tuple[tuple[Direction, FloatArray, np.ndarray, np.ndarray], ...] = (
+        ("higher", higher, member_ge, other_ge), ("lower", lower, member_le, other_le))
+    for direction, thresholds, tp, fp in sides:
+        tpr_low, tpr_high = clopper_pearson(tp, members.size, level)
+        fpr_low, fpr_high = clopper_pearson(fp, non_members.size, level)
+        for j, threshold in enumerate(thresholds.tolist()):
+            boxes.append(Box(
+                direction, threshold, fpr=float(fp[j]) / non_members.size,
+                tpr=float(tp[j]) / members.size, fpr_low=float(fpr_low[j]),
+                fpr_high=float(fpr_high[j]), tpr_low=float(tpr_low[j]),
+                tpr_high=float(tpr_high[j])))
+    return tuple(boxes)
+
+
+def audit(members: FloatArray, non_members: FloatArray, confidence: float = 0.95,
+          *, holdout: bool = False) -> AuditStatistics:
+    """Simultaneous boxes for the scores of ``members`` and ``non_members``.
+
+    With ``holdout``, each class is split by position (even, odd): the even half picks,
+    per direction, the candidate threshold whose box proves the largest μ, and only those
+    two are held, with their own Bonferroni, against the odd half."""
+    if not 0 < confidence < 1:
+        raise ValueError("the confidence is a probability strictly between 0 and 1")
+    members = np.asarray(members, dtype=np.float64)
+    non_members = np.asarray(non_members, dtype=np.float64)
+    if min(members.size, non_members.size) < MIN_SCORES * (2 if holdout else 1):
+        raise ValueError(f"an audit needs at least {MIN_SCORES * (2 if holdout else 1)} "
+                         "scores of each class")
+    error = 1 - confidence
+    if holdout:
+        chosen = _chosen_on_half(members[0::2], non_members[0::2], error)
+        members, non_members = members[1::2], non_members[1::2]
+        higher, lower = chosen
+    else:
+        higher, lower = candidate_thresholds(members, non_members)
+    level = error / (2 * (higher.size + lower.size))
+    return AuditStatistics(members.size, non_members.size, confidence, holdout,
+                           boxes_at(members, non_members, higher, lower, level))
+
+
+def _chosen_on_half(members: FloatArray, non_members: FloatArray, error: float
+                    ) -> tuple[FloatArray, FloatArray]:
+    """The ``higher`` and ``lower`` threshold (at most one each) whose box, at the level
+    of two boxes, proves the largest μ on these scores."""
+    higher, lower = candidate_thresholds(members, non_members)
+    boxes = boxes_at(members, non_members, higher, lower, error / 4)
+    picked: list[FloatArray] = []
+    for direction in ("higher", "lower"):
+        mine = [box for box in boxes if box.direction == direction]
+        best = max(mine, key=lambda box: box.mu_lower)
+        picked.append(np.array([best.threshold]))
+    return picked[0], picked[1]
