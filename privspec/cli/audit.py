@@ -111,6 +111,7 @@ def findings(outcome: AuditOutcome, scores: Scores) -> list[str]:
     """The audit in words, one line each, numbers rounded against the attack's claims:
     lower bounds and TPR_lo down, FPR_hi and the certified figures up."""
     from privspec.report import formatting as fmt
+    from privspec.workflows.audit import box_words
 
     statistics, name = outcome.statistics, scores.path
     how = ("one threshold per direction chosen on half the scores, tested on the other"
@@ -129,12 +130,8 @@ def findings(outcome: AuditOutcome, scores: Scores) -> list[str]:
     lines += [f"{name}: ε ≥ {fmt.format_number(lower, 'down')} at δ = "
               f"{fmt.format_number(delta, 'nearest')} (certified ε = {fmt.fmt_epsilon(certified)})"
               for delta, lower, certified in outcome.epsilons]
-    lines += [f"{name}: contradiction: the attack 'score {'≥' if box.direction == 'higher' else '≤'} "
-              f"{fmt.format_number(box.threshold, 'nearest', digits=6)}' has TPR ≥ "
-              f"{fmt.format_number(box.tpr_low, 'down')} at FPR ≤ "
-              f"{fmt.format_number(box.fpr_high, 'up')}, where the report allows TPR ≤ "
-              f"{fmt.format_number(allowed, 'up')}: the implementation, the spec or the run "
-              "is wrong" for box, allowed in outcome.contradictions[:5]]
+    lines += [f"{name}: contradiction: {box_words(box, allowed)}: the implementation, "
+              "the spec or the run is wrong" for box, allowed in outcome.contradictions[:5]]
     if not outcome.contradictions:
         lines.append(f"{name}: no contradiction: no box lies above the certified curve")
     return lines

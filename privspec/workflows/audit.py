@@ -470,3 +470,41 @@ def outcome_json(outcome: AuditOutcome, scores: Scores) -> str:
         "boxes": [dataclasses.asdict(box) for box in statistics.boxes],
     }
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def run_audit(spec: Spec, spec_path: str, settings: AuditSettings, *,
+              memory_budget: float | None = None, time_budget: float | None = None
+              ) -> AuditOutcome:
+    """Read the scores ``settings`` name, evaluate ``spec`` (through the report cache) and
+    audit its report; the scores' problems are a :class:`SpecError`, the evaluator's
+    refusals its own errors."""
+    from privspec.report.cache import evaluate
+
+    scores = scores_for(settings, spec_path)
+    report = evaluate(spec, spec_path=spec_path, memory_budget=memory_budget,
+                      time_budget=time_budget)
+    return audit_report(report, scores, settings.confidence, holdout=settings.holdout)
+
+
+def box_words(box: Box, allowed: float | None = None) -> str:
+    """One box in words, its numbers rounded against the attack's claim (TPR_lo down,
+    FPR_hi up, the TPR the report allows up)."""
+    from privspec.report import formatting as fmt
+
+    side = "≥" if box.direction == "higher" else "≤"
+    words = (f"the attack 'score {side} {fmt.format_number(box.threshold, 'nearest', digits=6)}' "
+             f"has TPR ≥ {fmt.format_number(box.tpr_low, 'down')} at FPR ≤ "
+             f"{fmt.format_number(box.fpr_high, 'up')}")
+    if allowed is not None:
+        words += f", where the report allows TPR ≤ {fmt.format_number(allowed, 'up')}"
+    return words
+
+
+def contradiction_message(outcome: AuditOutcome, scores: str) -> str:
+    """The clearest contradiction of an audit in one sentence."""
+    from privspec.report import formatting as fmt
+
+    box, allowed = outcome.contradictions[0]
+    confidence = fmt.fmt_chance(outcome.statistics.confidence, "unicode", "nearest")
+    return (f"audit of {scores}: contradiction at {confidence} confidence: "
+            f"{box_words(box, allowed)}: the implementation, the spec or the run is wrong")
