@@ -13,6 +13,7 @@ from privspec.numerics.audit import (
     AuditStatistics,
     CertifiedCurve,
     _counts,
+    _merged_order_statistics,
     audit,
     candidate_thresholds,
 )
@@ -35,16 +36,27 @@ def test_counts_are_exact_with_ties() -> None:
     rng = np.random.default_rng(0)
     scores = rng.integers(0, 7, 500).astype(float)  # many ties, thresholds on them
     higher, lower = np.array([0.0, 2.0, 3.0, 6.0]), np.array([1.0, 3.0, 5.5])
-    at_least, at_most = _counts(scores, higher, lower)
+    at_least, at_most = _counts(np.sort(scores), higher, lower)
     assert at_least.tolist() == [int((scores >= t).sum()) for t in higher]
     assert at_most.tolist() == [int((scores <= t).sum()) for t in lower]
 
 
 def test_thresholds_do_not_look_at_the_labels() -> None:
-    members, non_members = _scores(1.0, 1000, 1)
+    members, non_members = np.sort(_scores(1.0, 1000, 1), axis=1)
     swapped = candidate_thresholds(non_members, members)
     for mine, theirs in zip(candidate_thresholds(members, non_members), swapped, strict=True):
         assert np.array_equal(mine, theirs)
+
+
+def test_pooled_order_statistics_come_from_the_sorted_classes() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        first, second = (np.sort(rng.integers(0, 20, rng.integers(1, 30)).astype(float))
+                         for _ in range(2))
+        pooled = np.sort(np.concatenate([first, second]))
+        counts = np.arange(1, pooled.size + 1)
+        assert np.array_equal(_merged_order_statistics(first, second, counts), pooled)
+        assert np.array_equal(_merged_order_statistics(second, first, counts), pooled)
 
 
 @pytest.mark.parametrize("mu", [0.5, 1.0, 2.0])

@@ -74,7 +74,7 @@ def test_a_stronger_attack_is_a_contradiction_exit_1(spec: Path, tmp_path: Path,
     assert code == 1 and data["contradiction"] and data["mu_lower"] > 1.5
     assert data["scores"]["members"] == 5000 and len(data["boxes"]) > 10
     scores = _csv(tmp_path / "scores.csv", members, non_members)
-    code, out, err = _run(capsys, "check", spec, "--audit", scores)
+    code, out, _ = _run(capsys, "check", spec, "--audit", scores)
     assert code == 1 and "contradiction at 95 % confidence" in out
     assert _run(capsys, "check", spec, "--audit", _csv(tmp_path / "fine.csv", *_scores(1.0))
                 )[0] == 0
@@ -98,6 +98,23 @@ def test_columns_are_named_by_options(spec: Path, tmp_path: Path,
         "[scores/invalid]"]
     assert _run(capsys, "audit", spec, "--scores", scores, "--score-column", "loss",
                 "--label-column", "in_training")[0] == 0
+
+
+def test_plain_and_quoted_csv_read_the_same(tmp_path: Path) -> None:
+    """numpy's parser reads plain files; quotes, CRLF or ragged lines go row by row."""
+    from privspec.workflows.audit import read_scores
+
+    members, non_members = _scores(1.0, 50)
+    plain = read_scores(str(_csv(tmp_path / "plain.csv", members, non_members)))
+    text = (tmp_path / "plain.csv").read_text(encoding="utf-8")
+    for name, variant in (("quoted.csv", text.replace("score,member", '"score","member"')),
+                          ("crlf.csv", text.replace("\n", "\r\n")),
+                          ("blank.csv", text.replace("\n", "\n\n", 3))):
+        (tmp_path / name).write_text(variant, encoding="utf-8", newline="")
+        read = read_scores(str(tmp_path / name))
+        assert np.array_equal(read.members, plain.members)
+        assert np.array_equal(read.non_members, plain.non_members)
+    assert np.array_equal(plain.members, members)
 
 
 def test_csv_problems_are_located(spec: Path, tmp_path: Path,

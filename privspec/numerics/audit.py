@@ -28,8 +28,8 @@ attack (one training run per score, or canaries inserted independently):
   also capped by 1 − G_μ + τ, what the report's μ certifies: both err against a
   contradiction.
 
-Counts cost one ``searchsorted`` of each class's scores into the sorted thresholds (no
-full sort). No wording here.
+Costs a sort of the pooled scores (for the thresholds) and of each class (for the
+counts, then one binary search per threshold). No wording here.
 """
 
 from __future__ import annotations
@@ -149,38 +149,43 @@ def tail_fractions(pooled: int) -> FloatArray:
     return np.asarray(np.logspace(-math.log10(pooled), math.log10(0.5), count))
 
 
-def _order_statistics(pooled: FloatArray, ranks: np.ndarray) -> FloatArray:
-    """The pooled scores of these 0-based ranks (ascending), by selection, not a sort."""
-    ranks = np.unique(ranks)
-    return np.asarray(np.partition(pooled, ranks)[ranks])
+def _merged_order_statistics(first: FloatArray, second: FloatArray, counts: np.ndarray
+                             ) -> FloatArray:
+    """The ``counts``-th smallest (1-based) of two sorted arrays taken together, by a
+    binary search on how many come from ``first`` (no merged copy is made)."""
+    low = np.maximum(counts - second.size, 0)
+    high = np.minimum(counts, first.size)
+    while (low < high).any():
+        middle = (low + high) // 2
+        from_second = counts - middle  # > 0 wherever low < high
+        too_few = (low < high) & (second[np.maximum(from_second - 1, 0)]
+                                  > first[np.minimum(middle, first.size - 1)])
+        low = np.where(too_few, middle + 1, low)
+        high = np.where(too_few | (low >= high), high, middle)
+    taken_second = counts - low
+    last_first = np.where(low > 0, first[np.maximum(low - 1, 0)], -np.inf)
+    last_second = np.where(taken_second > 0, second[np.maximum(taken_second - 1, 0)], -np.inf)
+    return np.asarray(np.maximum(last_first, last_second))
 
 
 def candidate_thresholds(members: FloatArray, non_members: FloatArray
                          ) -> tuple[FloatArray, FloatArray]:
-    """The ``higher`` and ``lower`` thresholds: pooled order statistics at
-    ``tail_fractions`` from the top and from the bottom, without the labels."""
-    pooled = np.concatenate([members, non_members])
-    n = pooled.size
+    """The ``higher`` and ``lower`` thresholds (ascending) for scores sorted by class:
+    pooled order statistics at ``tail_fractions`` from the top and from the bottom,
+    without the labels."""
+    n = members.size + non_members.size
     tails = np.unique(np.clip(np.ceil(tail_fractions(n) * n).astype(np.int64), 1, n))
-    ranks = np.concatenate([n - tails, tails - 1])
-    values = _order_statistics(pooled, ranks)
-    lookup = dict(zip(np.unique(ranks).tolist(), values.tolist(), strict=True))
-    higher = np.unique([lookup[r] for r in (n - tails).tolist()])
-    lower = np.unique([lookup[r] for r in (tails - 1).tolist()])
-    return higher, lower
+    higher = _merged_order_statistics(members, non_members, n - tails + 1)
+    lower = _merged_order_statistics(members, non_members, tails)
+    return np.unique(higher), np.unique(lower)
 
 
 def _counts(scores: FloatArray, higher: FloatArray, lower: FloatArray
             ) -> tuple[np.ndarray, np.ndarray]:
-    """How many ``scores`` are ≥ each ``higher`` threshold and ≤ each ``lower`` one
-    (both sorted ascending)."""
-    index = np.searchsorted(higher, scores, side="right")  # thresholds ≤ score
-    counted = np.bincount(index, minlength=higher.size + 1)
-    count_ge = scores.size - np.cumsum(counted)[:-1]  # score ≥ higher[j] ⇔ index > j
-    index = np.searchsorted(lower, scores, side="left")  # thresholds < score
-    counted = np.bincount(index, minlength=lower.size + 1)
-    count_le = np.cumsum(counted)[:-1]  # score ≤ lower[j] ⇔ index ≤ j
-    return count_ge, count_le
+    """How many ``scores`` (sorted ascending) are ≥ each ``higher`` threshold and ≤ each
+    ``lower`` one."""
+    at_least = scores.size - np.searchsorted(scores, higher, side="left")
+    return at_least, np.searchsorted(scores, lower, side="right")
 
 
 def clopper_pearson(successes: np.ndarray, trials: int, level: float
@@ -196,7 +201,8 @@ def clopper_pearson(successes: np.ndarray, trials: int, level: float
 
 def boxes_at(members: FloatArray, non_members: FloatArray, higher: FloatArray,
              lower: FloatArray, level: float) -> tuple[Box, ...]:
-    """One box per threshold and direction, each interval at ``level``."""
+    """One box per threshold and direction, each interval at ``level`` (the scores of
+    each class sorted)."""
     boxes: list[Box] = []
     member_ge, member_le = _counts(members, higher, lower)
     other_ge, other_le = _counts(non_members, higher, lower)
@@ -230,10 +236,11 @@ def audit(members: FloatArray, non_members: FloatArray, confidence: float = 0.95
                          "scores of each class")
     error = 1 - confidence
     if holdout:
-        chosen = _chosen_on_half(members[0::2], non_members[0::2], error)
-        members, non_members = members[1::2], non_members[1::2]
-        higher, lower = chosen
+        higher, lower = _chosen_on_half(np.sort(members[0::2]), np.sort(non_members[0::2]),
+                                        error)
+        members, non_members = np.sort(members[1::2]), np.sort(non_members[1::2])
     else:
+        members, non_members = np.sort(members), np.sort(non_members)
         higher, lower = candidate_thresholds(members, non_members)
     level = error / (2 * (higher.size + lower.size))
     return AuditStatistics(members.size, non_members.size, confidence, holdout,
@@ -242,8 +249,8 @@ def audit(members: FloatArray, non_members: FloatArray, confidence: float = 0.95
 
 def _chosen_on_half(members: FloatArray, non_members: FloatArray, error: float
                     ) -> tuple[FloatArray, FloatArray]:
-    """The ``higher`` and ``lower`` threshold (at most one each) whose box, at the level
-    of two boxes, proves the largest μ on these scores."""
+    """The ``higher`` and ``lower`` threshold (one each) whose box, at the level of two
+    boxes, proves the largest μ on these scores (sorted)."""
     higher, lower = candidate_thresholds(members, non_members)
     boxes = boxes_at(members, non_members, higher, lower, error / 4)
     picked: list[FloatArray] = []

@@ -161,33 +161,56 @@ def _as_scores(values: np.ndarray) -> tuple[FloatArray, np.ndarray]:
 # --- CSV ---------------------------------------------------------------------------------
 
 def _from_csv(path: str, text: str, columns: Columns) -> tuple[FloatArray, FloatArray]:
-    """Members' and non-members' scores from a CSV file with a header line."""
-    rows = list(csv.reader(io.StringIO(text, newline="")))
-    if not rows:
+    """Members' and non-members' scores from a CSV file with a header line: numpy's
+    parser when every row is plain, else row by row (locating every problem)."""
+    header = [cell.strip() for cell in next(csv.reader(io.StringIO(text, newline="")), [])]
+    if not header:
         raise SpecError([_problem(path, 1, 1, "", "empty: a CSV score file starts with a "
                                   f"header line naming its columns ({columns.score}, "
                                   f"{columns.label})")])
-    header = [cell.strip() for cell in rows[0]]
     missing = [name for name in (columns.score, columns.label) if name not in header]
     if missing:
         raise SpecError([_problem(path, 1, 1, "", f"no column named {name!r} in the header "
                                   f"(it has {', '.join(repr(h) for h in header)}); name the "
                                   "columns with --score-column and --label-column")
                          for name in missing])
-    body = [row for row in rows[1:] if row]
     at_score, at_label = header.index(columns.score), header.index(columns.label)
-    width = len(header)
+    plain = _plain_csv(text, len(header), at_score, at_label)
+    if plain is not None:
+        return plain
+    rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row][1:]
     try:
-        if any(len(row) != width for row in body):
+        if any(len(row) != len(header) for row in rows):
             raise ValueError
-        scores = np.array([row[at_score] for row in body], dtype=np.float64)
-        labels = np.array([row[at_label].strip() for row in body])
+        scores = np.array([row[at_score] for row in rows], dtype=np.float64)
+        labels = np.array([row[at_label].strip() for row in rows])
         member, out = labels == "1", labels == "0"
         if not np.isfinite(scores).all() or not (member | out).all():
             raise ValueError
     except ValueError:
         raise _csv_problems(path, text, header, columns) from None
     return scores[member], scores[out]
+
+
+def _plain_csv(text: str, width: int, at_score: int, at_label: int
+               ) -> tuple[FloatArray, FloatArray] | None:
+    """The scores by numpy's parser, when the file has no quotes, every line its
+    ``width`` cells, finite scores and labels 0 or 1; None otherwise (read row by row)."""
+    text = text.replace("\r\n", "\n")
+    lines = text.count("\n") + (not text.endswith("\n")) - 1  # after the header
+    if '"' in text or "\r" in text or text.count(",") != (width - 1) * (lines + 1):
+        return None
+    try:
+        table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, comments=None,
+                           usecols=(at_score, at_label), ndmin=1,
+                           dtype=np.dtype([("score", "f8"), ("label", "i8")]))
+    except ValueError:
+        return None
+    scores, labels = table["score"], table["label"]
+    if table.size != lines or not np.isfinite(scores).all() or (
+            (labels != 0) & (labels != 1)).any():
+        return None
+    return scores[labels == 1], scores[labels == 0]
 
 
 def _csv_problems(path: str, text: str, header: list[str], columns: Columns) -> SpecError:
