@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from privspec.cli.loading import evaluate_or_exit, load_all_or_exit
-from privspec.cli.output import EXIT_CANNOT_RUN, EXIT_CHECK_FAILED, EXIT_OK, fail
+from privspec.cli.loading import evaluate_or_exit, load_all_or_exit, scores_or_exit
+from privspec.cli.output import EXIT_CHECK_FAILED, EXIT_OK, fail
 from privspec.spec.diagnostics import printable
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def audit(
     ((path, model),) = load_all_or_exit([spec])
     settings = _settings_or_exit(path, model, scores, score_column, label_column, confidence,
                                  holdout)
-    read = _scores_or_exit(settings, path)
+    read = scores_or_exit(settings, path)
     report = evaluate_or_exit("audit", model, path, path)
     outcome = audit_report(report, read, settings.confidence, holdout=settings.holdout)
     if output_format is AuditFormat.json:
@@ -93,18 +93,6 @@ def _settings_or_exit(path: str, model: Spec, scores: str | None, score_column: 
         raise fail("audit", f"{printable(path)}: no scores to audit: give --scores FILE, or "
                    "name the file in the spec's audit: block")
     return settings
-
-
-def _scores_or_exit(settings: AuditSettings, path: str) -> Scores:
-    """The scores; every problem of the file (or of its digest), one line each, exit 2."""
-    from privspec.spec.diagnostics import SpecError, format_diagnostics
-    from privspec.workflows.audit import scores_for
-
-    try:
-        return scores_for(settings, path)
-    except SpecError as error:
-        typer.echo(format_diagnostics(error.diagnostics, "gcc"), err=True)
-        raise typer.Exit(EXIT_CANNOT_RUN) from None
 
 
 def findings(outcome: AuditOutcome, scores: Scores) -> list[str]:

@@ -31,6 +31,7 @@ from privspec.spec.diagnostics import Diagnostic, SpecError
 
 if TYPE_CHECKING:
     from privspec.numerics.curve import FloatArray
+    from privspec.report.model import Audit as ReportAudit
     from privspec.report.model import Report
     from privspec.spec.audit import AuditBlock
     from privspec.spec.models import Spec
@@ -531,3 +532,37 @@ def contradiction_message(outcome: AuditOutcome, scores: str) -> str:
     confidence = fmt.fmt_chance(outcome.statistics.confidence, "unicode", "nearest")
     return (f"audit of {scores}: contradiction at {confidence} confidence: "
             f"{box_words(box, allowed)}: the implementation, the spec or the run is wrong")
+
+
+def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCurve
+                  ) -> ReportAudit:
+    """The report's section of an audit (its boxes with the TPR the report allows)."""
+    from privspec.report.model import Audit as ReportAudit
+    from privspec.report.model import AuditBox, AuditEpsilon
+
+    statistics = outcome.statistics
+    allowed = certified.tpr_bound(np.array([box.fpr_high for box in statistics.boxes]))
+    boxes = [AuditBox(**dataclasses.asdict(box), tpr_certified=float(bound),
+                      contradicts=box.tpr_low > bound)
+             for box, bound in zip(statistics.boxes, allowed.tolist(), strict=True)]
+    strongest = statistics.strongest()
+    return ReportAudit(
+        scores_file=os.path.basename(scores.path), sha256=scores.sha256,
+        members=statistics.members, non_members=statistics.non_members,
+        confidence=statistics.confidence, holdout=statistics.holdout,
+        mu_lower=statistics.mu_lower,
+        strongest=None if strongest is None else boxes[statistics.boxes.index(strongest)],
+        tightness=outcome.tightness,
+        epsilons=[AuditEpsilon(delta=delta, epsilon_lower=lower)
+                  for delta, lower, _ in outcome.epsilons],
+        contradiction=bool(outcome.contradictions),
+        clearest_contradiction=None if not outcome.contradictions else
+        boxes[statistics.boxes.index(outcome.contradictions[0][0])],
+        boxes=boxes)
+
+
+def with_audit(report: Report, scores: Scores, settings: AuditSettings) -> Report:
+    """``report`` with the section of its audit by ``scores``."""
+    outcome = audit_report(report, scores, settings.confidence, holdout=settings.holdout)
+    section = audit_section(outcome, scores, certified_curve(report))
+    return report.model_copy(update={"audit": section})
