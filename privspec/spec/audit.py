@@ -5,11 +5,15 @@ audit, not by the loader: ``privspec validate`` stays quick."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from privspec.spec.base import _Strict
+from privspec.spec.base import _Strict, conflict, raise_if
+
+#: A path that leaves the spec's folder: absolute, a drive, or a '..' part.
+_OUTSIDE = re.compile(r"^([/\\]|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
 
 ColumnName = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -34,3 +38,13 @@ class AuditBlock(_Strict):
     holdout: bool = Field(
         False, description="Choose one threshold per direction on half the scores and "
         "test it on the other half, instead of a fixed set of pooled-score quantiles.")
+
+    @model_validator(mode="after")
+    def _inside_the_spec_folder(self) -> AuditBlock:
+        """A spec comes from strangers: it may name a file beside it or below, never one
+        elsewhere on the machine that audits it."""
+        if _OUTSIDE.search(self.scores):
+            raise_if([conflict("scores", "the score file is a path relative to the spec's "
+                               "folder, inside it (no leading '/', drive or '..')",
+                               self.scores)], "AuditBlock")
+        return self

@@ -19,7 +19,7 @@ import math
 import os
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -115,11 +115,15 @@ def _read_bytes(path: str) -> bytes:
                                     f"{error.strerror or error}", Code.IO_UNREADABLE)]) from None
 
 
-def read_scores(path: str, columns: Columns = Columns()) -> Scores:
+def read_scores(path: str, columns: Columns = Columns(),
+                expected: Callable[[str], None] | None = None) -> Scores:
     """The scores in ``path`` (by its extension: .csv, .json, .npz); a
-    :class:`SpecError` lists what is wrong with it."""
+    :class:`SpecError` lists what is wrong with it. ``expected`` sees the file's SHA-256
+    before anything in it is read (and raises to refuse it)."""
     data = _read_bytes(path)
     digest = hashlib.sha256(data).hexdigest()
+    if expected is not None:
+        expected(digest)
     extension = os.path.splitext(path)[1].lower()
     if data[:2] == b"\x80\x04" or data[:1] == b"\x80" or extension in (".pkl", ".pickle"):
         raise SpecError([_problem(path, 1, 1, "", "a Python pickle: privspec never unpickles "
@@ -463,18 +467,32 @@ def _names(spec_path: str, block: AuditBlock, scores: str) -> bool:
 
 
 def scores_for(settings: AuditSettings, spec_path: str) -> Scores:
-    """The scores ``settings`` name; a file whose SHA-256 is not the one the spec names
-    is refused at the spec's ``audit.sha256``."""
+    """The scores ``settings`` name. A file the spec names (from strangers) is refused
+    at the spec's ``audit:`` block when a symbolic link leads out of the spec's folder or
+    its SHA-256 is not the one the spec names, before anything in it is read."""
+    if settings.sha256 is None:
+        return read_scores(settings.scores, settings.columns)
+    folder = os.path.realpath(os.path.dirname(spec_path) or ".")
+    if os.path.commonpath([folder, os.path.realpath(settings.scores)]) != folder:
+        raise _block_problem(spec_path, "scores", f"{settings.scores} leads out of the spec's "
+                             "folder (a symbolic link): name a file inside it")
+
+    def check(digest: str) -> None:
+        if digest != settings.sha256:
+            raise _block_problem(spec_path, "sha256", f"the score file {settings.scores} has "
+                                 f"SHA-256 {digest}, not the one named here: audit the file "
+                                 "the spec names, or update audit.sha256")
+
+    return read_scores(settings.scores, settings.columns, check)
+
+
+def _block_problem(spec_path: str, key: str, message: str) -> SpecError:
+    """A problem of the spec's ``audit:`` block, at ``key``'s line and column."""
     from privspec.spec.loader import position_of
 
-    scores = read_scores(settings.scores, settings.columns)
-    if settings.sha256 is not None and scores.sha256 != settings.sha256:
-        line, column = position_of(spec_path, ("audit", "sha256")) or (1, 1)
-        raise SpecError([Diagnostic(
-            spec_path, line, column, "audit.sha256", f"the score file {settings.scores} has "
-            f"SHA-256 {scores.sha256}, not the one named here: audit the file the spec names, "
-            "or update audit.sha256", Code.SCORES_INVALID)])
-    return scores
+    line, column = position_of(spec_path, ("audit", key)) or (1, 1)
+    return SpecError([Diagnostic(spec_path, line, column, f"audit.{key}", message,
+                                 Code.SCORES_INVALID)])
 
 
 def outcome_json(outcome: AuditOutcome, scores: Scores) -> str:
