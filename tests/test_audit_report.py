@@ -153,3 +153,24 @@ def test_the_audit_block_cannot_leave_the_specs_folder(
     assert main(["audit", str(spec)]) == 2
     err = capsys.readouterr().err
     assert "audit.sha256: the score file" in err and "hunter2" not in err
+
+
+def test_a_contradiction_of_an_uncertified_curve_says_so(tmp_path: Path) -> None:
+    from privspec.cli.audit import findings
+    from privspec.report.model import Caveat
+    from privspec.workflows.audit import audit_report
+
+    path = tmp_path / "scores.npz"
+    rng = np.random.default_rng(0)
+    np.savez(path, **{"in": rng.normal(2.0, 1.0, 3000), "out": rng.normal(0.0, 1.0, 3000)})
+    scores = read_scores(str(path))
+    report = privspec.evaluate(load_spec_text(SPEC))
+    certified = audit_report(report, scores)
+    assert certified.certified and not any("note:" in line for line in findings(certified,
+                                                                                scores))
+    loose = report.model_copy(update={"warnings": [
+        Caveat(code="accounting/uncertified-composition", message="no bound")]})
+    outcome = audit_report(loose, scores)
+    assert outcome.contradictions and not outcome.certified
+    assert any("composed without a stated error bound" in line
+               for line in findings(outcome, scores))

@@ -120,6 +120,10 @@ def findings(outcome: AuditOutcome, scores: Scores) -> list[str]:
               for delta, lower, certified in outcome.epsilons]
     lines += [f"{name}: contradiction: {box_words(box, allowed)}: the implementation, "
               "the spec or the run is wrong" for box, allowed in outcome.contradictions[:5]]
+    if outcome.contradictions and not outcome.certified:
+        lines.append(f"{name}: note: the report's curve was composed without a stated error "
+                     "bound (its caveat accounting/uncertified-composition): the contradiction "
+                     "may come from that numerical error")
     if not outcome.contradictions:
         lines.append(f"{name}: no contradiction: no box lies above the certified curve")
     return lines

@@ -72,6 +72,7 @@ class AuditOutcome:
 
     statistics: AuditStatistics
     certified_mu: float | None
+    certified: bool  # False: the report's curve was composed without a stated error bound
     epsilons: tuple[tuple[float, float, float | None], ...]  # (δ, ε lower bound, ε certified)
     contradictions: tuple[tuple[Box, float], ...]  # each box, the TPR the report allows
 
@@ -421,7 +422,8 @@ def audit_report(report: Report, scores: Scores, confidence: float = 0.95,
     statistics = audit(scores.members, scores.non_members, confidence, holdout=holdout)
     epsilons = tuple((row.delta, statistics.epsilon_lower(row.delta), row.epsilon)
                      for row in report.epsilons)
-    return AuditOutcome(statistics, report.gdp.mu, epsilons,
+    uncertified = any(w.code == "accounting/uncertified-composition" for w in report.warnings)
+    return AuditOutcome(statistics, report.gdp.mu, not uncertified, epsilons,
                         statistics.contradictions(certified_curve(report)))
 
 
