@@ -505,7 +505,7 @@ def outcome_json(outcome: AuditOutcome, scores: Scores) -> str:
                    "members": statistics.members, "non_members": statistics.non_members},
         "confidence": statistics.confidence, "holdout": statistics.holdout,
         "mu_lower": statistics.mu_lower, "mu_certified": outcome.certified_mu,
-        "tightness": outcome.tightness,
+        "tightness": outcome.tightness, "curve_certified": outcome.certified,
         "epsilons": [{"delta": d, "epsilon_lower": lower, "epsilon_certified": certified}
                      for d, lower, certified in outcome.epsilons],
         "contradiction": bool(outcome.contradictions),
