@@ -196,3 +196,22 @@ def test_the_specs_audit_block_names_the_file_and_its_digest(
                     encoding="utf-8")
     code, _, err = _run(capsys, "validate", spec)
     assert code == 2 and "audit.sha256" in err
+
+
+def test_the_one_run_bound_can_contradict_a_pure_epsilon(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "pure.privspec.yaml"
+    spec.write_text(SPEC.replace("gaussian: {sigma: 1, sensitivity: 1}",
+                                 "pure_dp: {epsilon: 1}"), encoding="utf-8")
+    rng = np.random.default_rng(0)
+    p = np.exp(3.0) / (1 + np.exp(3.0))
+    members = (rng.random(3000) < p).astype(float)
+    non_members = (rng.random(3000) < 1 - p).astype(float)
+    scores = _csv(tmp_path / "rr.csv", members, non_members)
+    code, out, _ = _run(capsys, "audit", spec, "--scores", scores, "--one-run")
+    assert code == 1
+    assert "contradiction: the one-run bound ε ≥ 2." in out and "exceeds the certified ε = 1" in out
+    fair = _csv(tmp_path / "fair.csv", (rng.random(3000) < 0.6).astype(float),
+                (rng.random(3000) < 0.4).astype(float))
+    code, out, _ = _run(capsys, "audit", spec, "--scores", fair, "--one-run", "-f", "json")
+    assert code == 0 and json.loads(out)["one_run"][0]["delta"] == 0.0

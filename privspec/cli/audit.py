@@ -43,6 +43,11 @@ Holdout = Annotated[bool | None, typer.Option(
     "--holdout/--no-holdout", help="Choose one threshold per direction on half the scores "
     "and test it on the other half (default: the spec's audit.holdout, else no: a fixed "
     "set of pooled-score quantiles, Bonferroni-corrected).", show_default=False)]
+OneRun = Annotated[bool, typer.Option(
+    "--one-run", help="Also the one-run bound on ε (Steinke, Nasr & Jagielski 2023), for "
+    "scores of canaries each inserted with probability 1/2 into one training run: guesses "
+    "on the highest and lowest scores, several guess counts, Bonferroni-corrected; a bound "
+    "above the report's ε at the same δ is a contradiction.")]
 Format = Annotated[AuditFormat, typer.Option(
     "--format", "-f", help="text: findings in words on stdout; json: the boxes and bounds.",
     case_sensitive=False)]
@@ -52,7 +57,7 @@ def audit(
     spec: Annotated[str, typer.Argument(metavar="SPEC", help="The spec file whose report "
                                         "certifies the curve.", show_default=False)],
     scores: ScoresFile = None, score_column: ScoreColumn = None, label_column: LabelColumn = None,
-    confidence: Confidence = None, holdout: Holdout = None,
+    confidence: Confidence = None, holdout: Holdout = None, one_run: OneRun = False,
     output_format: Format = AuditFormat.text,
 ) -> None:
     """Hold an attack's scores against the certified curve: exit 0 when the attack stays
@@ -71,14 +76,15 @@ def audit(
                                  holdout)
     read = scores_or_exit(settings, path)
     report = evaluate_or_exit("audit", model, path, path)
-    outcome = audit_report(report, read, settings.confidence, holdout=settings.holdout)
+    outcome = audit_report(report, read, settings.confidence, holdout=settings.holdout,
+                           one_run_bound=one_run)
     if output_format is AuditFormat.json:
         from privspec.workflows.audit import outcome_json
 
         typer.echo(outcome_json(outcome, read))
     else:
         typer.echo("\n".join(printable(line) for line in findings(outcome, read)))
-    raise typer.Exit(EXIT_CHECK_FAILED if outcome.contradictions else EXIT_OK)
+    raise typer.Exit(EXIT_CHECK_FAILED if outcome.contradicted else EXIT_OK)
 
 
 def _settings_or_exit(path: str, model: Spec, scores: str | None, score_column: str | None,
@@ -120,10 +126,31 @@ def findings(outcome: AuditOutcome, scores: Scores) -> list[str]:
               for delta, lower, certified in outcome.epsilons]
     lines += [f"{name}: contradiction: {box_words(box, allowed)}: the implementation, "
               "the spec or the run is wrong" for box, allowed in outcome.contradictions[:5]]
-    if outcome.contradictions and not outcome.certified:
+    lines += _one_run_lines(outcome, name)
+    if outcome.contradicted and not outcome.certified:
         lines.append(f"{name}: note: the report's curve was composed without a stated error "
                      "bound (its caveat accounting/uncertified-composition): the contradiction "
                      "may come from that numerical error")
-    if not outcome.contradictions:
+    if not outcome.contradicted:
         lines.append(f"{name}: no contradiction: no box lies above the certified curve")
+    return lines
+
+
+def _one_run_lines(outcome: AuditOutcome, name: str) -> list[str]:
+    """The one-run bounds in words, and their contradictions."""
+    from privspec.report import formatting as fmt
+
+    lines = []
+    for bound, certified in outcome.one_run:
+        lines.append(
+            f"{name}: one run (Steinke, Nasr & Jagielski 2023; canaries each inserted with "
+            f"probability 1/2): ε ≥ {fmt.format_number(bound.epsilon_lower, 'down')} at δ = "
+            f"{fmt.format_number(bound.delta, 'nearest')}, from {fmt.fmt_count(bound.correct)} "
+            f"right of {fmt.fmt_count(bound.guesses)} guesses (certified ε = "
+            f"{fmt.fmt_epsilon(certified)})")
+    lines += [f"{name}: contradiction: the one-run bound ε ≥ "
+              f"{fmt.format_number(bound.epsilon_lower, 'down')} at δ = "
+              f"{fmt.format_number(bound.delta, 'nearest')} exceeds the certified ε = "
+              f"{fmt.fmt_epsilon(certified)}: the implementation, the spec or the run is wrong"
+              for bound, certified in outcome.one_run_contradictions]
     return lines

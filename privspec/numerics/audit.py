@@ -259,3 +259,96 @@ def _chosen_on_half(members: FloatArray, non_members: FloatArray, error: float
         best = max(mine, key=lambda box: box.mu_lower)
         picked.append(np.array([best.threshold]))
     return picked[0], picked[1]
+
+
+# --- one run (Steinke, Nasr & Jagielski 2023) ----------------------------------------------
+
+#: Guess counts tried per direction by the one-run bound (Bonferroni over all of them).
+ONE_RUN_GUESS_COUNTS = 12
+
+
+@dataclass(frozen=True)
+class OneRunBound:
+    """The one-run lower bound on ε at ``delta``: of ``canaries`` scores, the attack guessed
+    ``guesses`` (the highest and the lowest, abstaining on the rest) and ``correct`` were
+    right."""
+
+    delta: float
+    epsilon_lower: float  # 0: nothing proven
+    canaries: int
+    guesses: int
+    correct: int
+
+
+def one_run_p_value(canaries: int, guesses: int, correct: int, epsilon: float,
+                    delta: float) -> float:
+    """How likely ``correct`` or more right guesses of ``guesses`` are when the mechanism
+    is (ε, δ)-DP and each of ``canaries`` canaries was included independently with
+    probability 1/2 (Steinke, Nasr & Jagielski 2023, arXiv:2305.08846: the guesses are
+    dominated by Binomial(guesses, e^ε/(1 + e^ε)), plus a term in 2·canaries·δ)."""
+    from scipy.special import expit
+    from scipy.stats import binom
+
+    q = float(expit(epsilon))
+    tail = float(binom.sf(correct - 1, guesses, q))
+    if delta <= 0 or correct <= 0:
+        return min(tail, 1.0)
+    below = binom.cdf(np.arange(-1, correct), guesses, q)  # P[B ≤ j], j = −1 … v − 1
+    steps = np.arange(1, correct + 1)
+    spread = float(np.max((below[-1] - below[correct - steps]) / steps))
+    return min(tail + 2 * canaries * delta * spread, 1.0)
+
+
+def one_run_epsilon(canaries: int, guesses: int, correct: int, delta: float,
+                    level: float) -> float:
+    """The largest ε (within 10⁻⁶, from below) at which (ε, δ)-DP is rejected at
+    ``level``: 0 when even ε = 0 is not."""
+    if one_run_p_value(canaries, guesses, correct, 0.0, delta) >= level:
+        return 0.0
+    low, high = 0.0, 1.0
+    while one_run_p_value(canaries, guesses, correct, high, delta) < level and high < 100:
+        low, high = high, 2 * high
+    while high - low > 1e-6:
+        middle = (low + high) / 2
+        if one_run_p_value(canaries, guesses, correct, middle, delta) < level:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _one_run_guesses(members: FloatArray, non_members: FloatArray) -> list[tuple[int, int]]:
+    """(guesses, correct) of each guess count and direction, for scores sorted by class:
+    "in" for the k highest pooled scores and "out" for the k lowest (both directions,
+    ties kept together, so that what is guessed never depends on the labels)."""
+    n = members.size + non_members.size
+    counts = np.unique(np.maximum(1, (n * 0.5 ** np.arange(1, ONE_RUN_GUESS_COUNTS + 1))
+                                  .astype(np.int64)))
+    top = _merged_order_statistics(members, non_members, n - counts + 1)
+    bottom = _merged_order_statistics(members, non_members, counts)
+    tests: list[tuple[int, int]] = []
+    for high, low in zip(top.tolist(), bottom.tolist(), strict=True):
+        if low >= high:
+            continue  # ties: the two guesses would overlap
+        member_high, member_low = _counts(members, np.array([high]), np.array([low]))
+        other_high, other_low = _counts(non_members, np.array([high]), np.array([low]))
+        guesses = int(member_high[0] + other_high[0] + member_low[0] + other_low[0])
+        tests.append((guesses, int(member_high[0] + other_low[0])))  # higher means in
+        tests.append((guesses, int(member_low[0] + other_high[0])))  # lower means in
+    return tests
+
+
+def one_run(members: FloatArray, non_members: FloatArray, deltas: list[float],
+            confidence: float = 0.95) -> list[OneRunBound]:
+    """The one-run lower bound on ε at each δ: the best over the guess counts tried, each
+    tested at (1 − confidence) / their number (Bonferroni), so that all hold at once."""
+    members, non_members = np.sort(members), np.sort(non_members)
+    tests = _one_run_guesses(members, non_members)
+    canaries = members.size + non_members.size
+    level = (1 - confidence) / max(len(tests), 1)
+    bounds: list[OneRunBound] = []
+    for delta in deltas:
+        found = [(one_run_epsilon(canaries, r, v, delta, level), r, v) for r, v in tests]
+        epsilon, guesses, correct = max(found, default=(0.0, 0, 0))
+        bounds.append(OneRunBound(delta, epsilon, canaries, guesses, correct))
+    return bounds

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privspec.errors import Code
-from privspec.numerics.audit import MIN_SCORES, AuditStatistics, Box, CertifiedCurve, audit
+from privspec.numerics.audit import (
+    MIN_SCORES,
+    AuditStatistics,
+    Box,
+    CertifiedCurve,
+    OneRunBound,
+    audit,
+    one_run,
+)
 from privspec.spec.diagnostics import Diagnostic, SpecError
 
 if TYPE_CHECKING:
@@ -75,6 +83,18 @@ class AuditOutcome:
     certified: bool  # False: the report's curve was composed without a stated error bound
     epsilons: tuple[tuple[float, float, float | None], ...]  # (δ, ε lower bound, ε certified)
     contradictions: tuple[tuple[Box, float], ...]  # each box, the TPR the report allows
+    one_run: tuple[tuple[OneRunBound, float | None], ...] = ()  # each bound, ε certified
+
+    @property
+    def one_run_contradictions(self) -> tuple[tuple[OneRunBound, float | None], ...]:
+        """The one-run bounds above the ε the report certifies at their δ."""
+        return tuple((bound, certified) for bound, certified in self.one_run
+                     if certified is not None and bound.epsilon_lower > certified)
+
+    @property
+    def contradicted(self) -> bool:
+        """Whether the boxes or the one-run bound beat the certificate."""
+        return bool(self.contradictions or self.one_run_contradictions)
 
     @property
     def tightness(self) -> float | None:
@@ -417,14 +437,20 @@ def certified_curve(report: Report) -> CertifiedCurve:
 
 
 def audit_report(report: Report, scores: Scores, confidence: float = 0.95,
-                 *, holdout: bool = False) -> AuditOutcome:
-    """The scores' boxes against ``report``'s certified curve, ε at its δ's."""
+                 *, holdout: bool = False, one_run_bound: bool = False) -> AuditOutcome:
+    """The scores' boxes against ``report``'s certified curve, ε at its δ's; with
+    ``one_run_bound``, the one-run bound on ε at δ = 0 (against the pure ε, where one
+    holds) and at the report's δ's, its own statement at the same confidence."""
     statistics = audit(scores.members, scores.non_members, confidence, holdout=holdout)
     epsilons = tuple((row.delta, statistics.epsilon_lower(row.delta), row.epsilon)
                      for row in report.epsilons)
     uncertified = any(w.code == "accounting/uncertified-composition" for w in report.warnings)
+    certified = {0.0: report.pure_epsilon, **{row.delta: row.epsilon for row in report.epsilons}}
+    bounds = (one_run(scores.members, scores.non_members, list(certified), confidence)
+              if one_run_bound else [])
     return AuditOutcome(statistics, report.gdp.mu, not uncertified, epsilons,
-                        statistics.contradictions(certified_curve(report)))
+                        statistics.contradictions(certified_curve(report)),
+                        tuple((bound, certified[bound.delta]) for bound in bounds))
 
 
 # --- settings: the command line's options over the spec's audit: block ------------------
@@ -508,7 +534,10 @@ def outcome_json(outcome: AuditOutcome, scores: Scores) -> str:
         "tightness": outcome.tightness, "curve_certified": outcome.certified,
         "epsilons": [{"delta": d, "epsilon_lower": lower, "epsilon_certified": certified}
                      for d, lower, certified in outcome.epsilons],
-        "contradiction": bool(outcome.contradictions),
+        "contradiction": outcome.contradicted,
+        "one_run": [{**dataclasses.asdict(bound), "epsilon_certified": certified,
+                     "contradiction": certified is not None and bound.epsilon_lower > certified}
+                    for bound, certified in outcome.one_run],
         "contradicting_boxes": [{**dataclasses.asdict(box), "tpr_certified": allowed}
                                 for box, allowed in outcome.contradictions],
         "boxes": [dataclasses.asdict(box) for box in statistics.boxes],
