@@ -21,8 +21,8 @@ PAGES = {"spec": ROOT / "docs" / "reference" / "spec.md",
          "cli": ROOT / "docs" / "reference" / "cli.md"}
 #: The commands documented, in the order of the README's table.
 COMMANDS = ["validate", "render", "evaluate", "calibrate", "table", "convert", "diff", "check",
-            "action", "plot", "export", "import opacus", "import dp-event", "import tf-privacy",
-            "cache info", "cache clear", "schema"]
+            "audit", "action", "plot", "export", "import opacus", "import dp-event",
+            "import tf-privacy", "cache info", "cache clear", "schema"]
 
 
 #: Node name → (YAML key, model name) of a mechanism kind.

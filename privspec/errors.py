@@ -40,6 +40,7 @@ class Code(StrEnum):
     BUDGET_EXCEEDED = "budget/exceeded"
     EVALUATION_REFUSED = "evaluation/refused"
     EVALUATION_INTERNAL = "evaluation/internal"
+    SCORES_INVALID = "scores/invalid"
 
 
 class PrivspecError(Exception):
@@ -102,6 +103,8 @@ CODE_MEANINGS: dict[Code, str] = {
     "a range it cannot compute), with what to change",
     Code.EVALUATION_INTERNAL: "privspec itself failed on a valid spec: a bug, to be reported "
     "with the spec (`--debug` shows the traceback)",
+    Code.SCORES_INVALID: "an attack's score file (`privspec audit`) holds something other "
+    "than finite scores and 0/1 membership labels, too few scores, or is not CSV, JSON or NPZ",
 }
 
 

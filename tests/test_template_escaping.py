@@ -37,7 +37,7 @@ PRIVSPEC_MADE = {
     "label", "figlabel", "figure_label",  # LaTeX labels: ASCII letters, digits and '-'
     "report.neighbouring",  # one of three names (the model's Literal)
     "report.spec_sha256",  # hexadecimal
-    "svg", "risk_svg",  # the HTML page's figures, drawn by privspec.report.figures
+    "svg", "risk_svg", "audit_svg",  # the HTML page's figures, drawn by privspec.report.figures
     "files[]",  # a Markdown figure link: percent-encoded by render._link
 }
 #: Markdown that privspec built with these same filters before it reached the template

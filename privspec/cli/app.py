@@ -34,6 +34,7 @@ COMMANDS = {
     "plot": "privspec.cli.plot:plot",
     "diff": "privspec.cli.diff:diff",
     "check": "privspec.cli.check:check",
+    "audit": "privspec.cli.audit:audit",
     "export": "privspec.cli.export:export",
     "calibrate": "privspec.cli.calibrate:calibrate",
     "import": "privspec.cli.importing:app",

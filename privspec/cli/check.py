@@ -56,19 +56,26 @@ Format = Annotated[CheckFormat, typer.Option(
     "workflow error annotations.", case_sensitive=False)]
 Quiet = Annotated[bool, typer.Option(
     "--quiet", "-q", help="No line for specs within budget, no summary.")]
+AuditScores = Annotated[str | None, typer.Option(
+    "--audit", metavar="FILE", help="An attack's scores (as privspec audit reads them) held "
+    "against every spec's certified curve: a contradiction fails the check. A spec's own "
+    "audit: block is checked without it.", show_default=False)]
 
 
 def check(
     specs: SpecsToCheck, max_mu: MaxMu = None, max_epsilon: MaxEpsilon = None,
     delta: Delta = None, max_advantage: MaxAdvantage = None, require_tier1: RequireTier1 = False,
     max_risk: MaxRisk = None, output_format: Format = CheckFormat.text, quiet: Quiet = False,
+    audit: AuditScores = None,
 ) -> None:
     """Check specs against a privacy budget: exit 0 within budget, 1 over it, 2 on bad input.
 
     The limits are the spec's own 'budget:' section plus the ones given here
     (both apply). One line per violated limit: 'FILE: WHAT = ACTUAL exceeds the
     limit LIMIT (SOURCE)'. Values are compared unrounded and printed rounded
-    conservatively. A spec with no limits at all passes, with a note.
+    conservatively. A spec with no limits at all passes, with a note. With --audit
+    (or a spec's audit: block), an attack whose scores beat the certified curve at the
+    audit's confidence fails the check too (privspec audit says more).
     """
     from privspec.workflows.budget import limits_for, limits_from_options
 
@@ -80,8 +87,12 @@ def check(
         raise fail("check", str(error)) from None
     over = refused_specs = 0
     for path, spec in load_all_or_exit(specs):
+        audited = _audit_failed(path, spec, audit, output_format)
+        if audited is None:
+            refused_specs += 1
         if not limits_for(spec, extra):
-            if not quiet:
+            over += bool(audited)
+            if not quiet and not (audit or spec.audit):
                 typer.echo(f"{printable(path)}: no budget to check (no 'budget:' section and "
                            "no --max-* option)", err=True)
             continue
@@ -89,7 +100,7 @@ def check(
         if outcomes is None:
             refused_specs += 1
         else:
-            over += _print_outcomes(path, outcomes, output_format, quiet)
+            over += _print_outcomes(path, outcomes, output_format, quiet) or bool(audited)
     if refused_specs:  # not all could be checked: no verdict on the budget (each line said why)
         raise typer.Exit(EXIT_CANNOT_RUN)
     if not quiet:
@@ -111,6 +122,40 @@ def _outcomes(path: str, spec: Spec, extra: list[Limit], output_format: CheckFor
     except PrivspecError as error:  # the evaluator's refusal, as every command's
         refused("check", error, path, path, github=output_format is CheckFormat.github)
         return None
+
+
+def _audit_failed(path: str, spec: Spec, scores: str | None, output_format: CheckFormat
+                  ) -> bool | None:
+    """Whether the spec's audit (``scores``, else its audit: block) finds a contradiction,
+    said in one line; False without an audit; None when the scores or the spec cannot be
+    read or evaluated (said in one line per problem)."""
+    from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
+    from privspec.workflows.audit import contradiction_message, run_audit, settings_for
+
+    settings = settings_for(spec, path, scores=scores)
+    if settings is None:
+        return False
+    try:
+        outcome = run_audit(spec, path, settings, memory_budget=OPTIONS.memory_budget,
+                            time_budget=OPTIONS.time_budget)
+    except SpecError as error:
+        typer.echo(format_diagnostics(error.diagnostics, output_format.value if
+                                      output_format is CheckFormat.github else "gcc"),
+                   err=output_format is not CheckFormat.github)
+        return None
+    except PrivspecError as error:
+        refused("check", error, path, path, github=output_format is CheckFormat.github)
+        return None
+    if not outcome.contradictions:
+        return False  # (the one-run bound is privspec audit --one-run's, not a gate's)
+    message = contradiction_message(outcome, settings.scores)
+    if output_format is CheckFormat.github:
+        typer.echo(format_diagnostics([Diagnostic(
+            path, *_limit_position(path, "audit" if spec.audit else ""), "audit", message,
+            Code.BUDGET_EXCEEDED)], "github"))
+    else:
+        typer.echo(printable(f"{path}: {message}"))
+    return True
 
 
 def _print_outcomes(path: str, outcomes: list[Outcome], output_format: CheckFormat,
@@ -140,7 +185,9 @@ def _limit_position(spec_path: str, source: str) -> tuple[int, int]:
     import re
 
     written: tuple[str | int, ...] = ("mechanism",)
-    if source.startswith("budget."):
+    if source == "audit":
+        written = ("audit",)
+    elif source.startswith("budget."):
         written = tuple(int(part) if part.isdigit() else part
                         for part in re.findall(r"[^.\[\]]+", source))
     return refusal_position(spec_path, written) or (1, 1)

@@ -16,6 +16,7 @@ from privspec.errors import PrivspecError
 if TYPE_CHECKING:
     from privspec.report.model import Report
     from privspec.spec.models import Spec
+    from privspec.workflows.audit import AuditSettings, Scores
 
 
 class ProgressLine:
@@ -63,6 +64,30 @@ def evaluate_or_exit(command: str, spec: Spec, label: str,
     finally:
         if line is not None:
             line.close()
+
+
+def scores_or_exit(settings: AuditSettings, spec_path: str) -> Scores:
+    """The attack's scores ``settings`` name; every problem of the file (or of its
+    SHA-256), one line each, exit 2."""
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.workflows.audit import scores_for
+
+    try:
+        return scores_for(settings, spec_path)
+    except SpecError as error:
+        typer.echo(format_diagnostics(error.diagnostics, "gcc"), err=True)
+        raise typer.Exit(EXIT_CANNOT_RUN) from None
+
+
+def audited_or_exit(spec: Spec, spec_path: str, report: Report) -> Report:
+    """``report`` with the section of the audit the spec's ``audit:`` block names (as it
+    is without one); the scores' problems exit 2."""
+    from privspec.workflows.audit import settings_for, with_audit
+
+    settings = settings_for(spec, spec_path)
+    if settings is None:
+        return report
+    return with_audit(report, scores_or_exit(settings, spec_path), settings)
 
 
 def load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from privspec.cli.loading import evaluate_or_exit, load_all_or_exit
+from privspec.cli.loading import audited_or_exit, evaluate_or_exit, load_all_or_exit
 from privspec.cli.options import OPTIONS
 from privspec.cli.output import EXIT_CHECK_FAILED, EXIT_OK, fail
 from privspec.spec.diagnostics import printable
@@ -88,6 +88,8 @@ def render(
             raise fail("render", "--output takes one spec and one format; use --output-dir "
                        "for more")
         report = evaluate_or_exit("render", spec, path, spec_path=path)
+        if spec.audit is not None:
+            report = audited_or_exit(spec, path, report)
         documents += plan.documents(path, report, targets, _budget_options(spec))
     if all(destination is None for destination, _ in documents):
         typer.echo("\n".join(text for _, text in documents if isinstance(text, str)), nl=False)
@@ -238,7 +240,8 @@ class _RenderPlan:
         name, chosen = target
         figure_files: tuple[str, ...] | None = None
         if name == "markdown" and base is not None and self.plotting:
-            figure_files = figure_paths(self.output or base + ".md")
+            figure_files = figure_paths(self.output or base + ".md",
+                                        audit=report.audit is not None)
         if ((name == "html" or (name == "markdown" and base is not None))
                 and not self.plotting and not self.missing_plot_noted):
             self.missing_plot_noted = True
@@ -261,9 +264,10 @@ class _RenderPlan:
                         self.output if self.output is not None and main_part
                         else base + document.suffix, document.text))
         drawings = (figures.figure_bytes, figures.figure_bytes,
-                    figures.risk_figure_bytes, figures.risk_figure_bytes)
+                    figures.risk_figure_bytes, figures.risk_figure_bytes,
+                    figures.audit_figure_bytes, figures.audit_figure_bytes)
         for figure_file, draw, form in zip(figure_files or (), drawings,
-                                           ("svg", "png", "svg", "png"), strict=False):
+                                           ("svg", "png") * 3, strict=False):
             if all(destination != figure_file for destination, _ in [*earlier, *out]):
                 # (the report and its model card share the figures)
                 out.append((figure_file, draw(report, form)))

@@ -158,6 +158,8 @@ class PgfplotsData:
     log_tpr_min: str
     risk_epsilon_delta: str  # the risk figure: the (ε, δ) curve's bound on success
     risk_points: str  # each risk row at (baseline, bound)
+    audit_linear_boxes: str = ""  # the audit's boxes as \draw commands, (α, β) axes
+    audit_log_boxes: str = ""  # the same on (α, TPR) log–log axes (boxes above TPR 0)
 
 
 def _epsilon_delta_tpr(report: Report, alphas: Sequence[float]) -> list[float]:
@@ -207,7 +209,29 @@ def pgfplots_coordinates(report: Report) -> PgfplotsData:
         risk_epsilon_delta=_coordinates(_log_pairs(s.alpha, _epsilon_delta_tpr(report, s.alpha))),
         risk_points=_coordinates(_log_pairs(*zip(*_risk_points(report), strict=True))
                                  if report.risk.rows else []),
+        **_audit_boxes(report),
     )
+
+
+def _audit_boxes(report: Report) -> dict[str, str]:
+    r"""The audit's boxes as pgfplots ``\draw … rectangle …`` lines, contradictions in
+    their own style (none without an audit)."""
+    if report.audit is None:
+        return {}
+    linear: list[str] = []
+    log: list[str] = []
+    for box in report.audit.boxes:
+        style = "privspec contradiction" if box.contradicts else "privspec box"
+
+        def rectangle(x1: float, y1: float, x2: float, y2: float, style: str = style) -> str:
+            return (f"      \\draw[{style}] (axis cs:{_tex_number(x1)},{_tex_number(y1)}) "
+                    f"rectangle (axis cs:{_tex_number(x2)},{_tex_number(y2)});")
+
+        linear.append(rectangle(box.fpr_low, 1 - box.tpr_high, box.fpr_high, 1 - box.tpr_low))
+        if box.tpr_low > 0:
+            log.append(rectangle(max(box.fpr_low, LOG_ALPHA_MIN), box.tpr_low, box.fpr_high,
+                                 box.tpr_high))
+    return {"audit_linear_boxes": "\n".join(linear), "audit_log_boxes": "\n".join(log)}
 
 
 # --- matplotlib ------------------------------------------------------------------------------
@@ -406,6 +430,83 @@ def _risk_figure(report: Report, chosen: FigureFormat) -> bytes:
         return _save(figure, chosen)
 
 
+def audit_figure_bytes(report: Report, form: str) -> bytes:
+    """What an attack achieved: its boxes over the certified curve and G_μ (linear and
+    log–log, as the trade-off figure), G_μ of the audit's lower bound dotted; boxes
+    entirely above the certified curve (contradictions) filled red. ``report.audit`` must
+    be set."""
+    chosen = _check_format(form)
+    return store.drawn("audit", report, chosen, lambda: _audit_figure(report, chosen))
+
+
+_BOX_COLOR = "#2e7d32"
+
+
+def _audit_figure(report: Report, chosen: FigureFormat) -> bytes:
+    audit = report.audit
+    if audit is None:
+        raise ValueError("the report has no audit")
+    with _matplotlib():
+        from matplotlib.patches import Patch, Rectangle
+
+        figure, linear, log = _new_figure()
+        linear.set(title="What an attack achieved (linear)")
+        log.set(title="What an attack achieved (log–log)")
+        shown = _draw(linear, log, series_from_report(report), _CURVE_COLOR,
+                      gdp_color=_GDP_COLOR, table=False)
+        for box in audit.boxes:
+            color = _AFTER_COLOR if box.contradicts else _BOX_COLOR
+            style: dict[str, Any] = {
+                "facecolor": color, "alpha": 0.45 if box.contradicts else 0.15,
+                "edgecolor": color, "linewidth": 0.6, "zorder": 6}
+            linear.add_patch(Rectangle((box.fpr_low, 1 - box.tpr_high),
+                                       box.fpr_high - box.fpr_low, box.tpr_high - box.tpr_low,
+                                       **style))
+            if box.tpr_low > 0:  # (a box down to TPR 0 proves nothing on log axes)
+                low_fpr = max(box.fpr_low, LOG_ALPHA_MIN)
+                log.add_patch(Rectangle((low_fpr, box.tpr_low), box.fpr_high - low_fpr,
+                                        box.tpr_high - box.tpr_low, **style))
+        for direction in ("higher", "lower"):
+            points = sorted((box.fpr, box.tpr) for box in audit.boxes
+                            if box.direction == direction)
+            linear.plot([f for f, _ in points], [1 - t for _, t in points], color=_BOX_COLOR,
+                        lw=0.8, marker=".", ms=2.5, zorder=7)
+            pairs = _log_pairs([f for f, _ in points], [t for _, t in points])
+            if pairs:
+                log.plot(*zip(*pairs, strict=True), color=_BOX_COLOR, lw=0.8, marker=".",
+                         ms=2.5, zorder=7)
+                shown += [t for _, t in pairs]
+        _draw_mu_lower(linear, log, report, audit.mu_lower)
+        handles, labels = linear.get_legend_handles_labels()
+        handles += [Patch(facecolor=_BOX_COLOR, alpha=0.3, edgecolor=_BOX_COLOR),
+                    Patch(facecolor=_AFTER_COLOR, alpha=0.5, edgecolor=_AFTER_COLOR)]
+        confidence = fmt.fmt_chance(audit.confidence, "unicode", "nearest")
+        labels += [f"the attack's boxes (all hold with {confidence})",
+                   "boxes above the certified curve (contradictions)"]
+        _finish(figure, linear, log, shown)
+        figure.legends.clear()
+        figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False,
+                      handlelength=2.6, columnspacing=1.6)
+        return _save(figure, chosen)
+
+
+def _draw_mu_lower(linear: Axes, log: Axes, report: Report, mu_lower: float) -> None:
+    """G_μ of the audit's lower bound on μ (rounded down, as printed), dotted."""
+    if mu_lower <= 0:
+        return
+    import numpy as np
+
+    from privspec.numerics.gdp import gaussian_tpr, gaussian_tradeoff
+
+    shown = fmt.round_float(mu_lower, "down")
+    alpha = np.asarray(sorted({p.alpha for p in report.curve if 0.0 <= p.alpha <= 1.0}))
+    linear.plot(alpha, gaussian_tradeoff(alpha, shown), color=_BOX_COLOR, ls=":", lw=1.3,
+                label=f"$G_\\mu$, μ = {fmt.format_number(mu_lower, 'down')} (the audit's "
+                      "lower bound)", zorder=4)
+    pairs = _log_pairs(alpha.tolist(), gaussian_tpr(alpha, shown).tolist())
+    log.plot(*zip(*pairs, strict=True), color=_BOX_COLOR, ls=":", lw=1.3, zorder=4)
+
+
 def _inline_svg(data: bytes) -> str:
     """An SVG element to inline in a page (XML prolog and DOCTYPE removed)."""
     text = data.decode("utf-8")
@@ -416,6 +517,11 @@ def _inline_svg(data: bytes) -> str:
 def svg_for_html(report: Report) -> str:
     """The trade-off figure as an SVG element to inline in a page."""
     return _inline_svg(figure_bytes(report, "svg"))
+
+
+def audit_svg_for_html(report: Report) -> str:
+    """The audit figure as an SVG element to inline in a page."""
+    return _inline_svg(audit_figure_bytes(report, "svg"))
 
 
 def risk_svg_for_html(report: Report) -> str:
@@ -429,6 +535,8 @@ __all__ = [
     "PgfplotsData",
     "PlotUnavailableError",
     "Series",
+    "audit_figure_bytes",
+    "audit_svg_for_html",
     "available",
     "comparison_bytes",
     "figure_bytes",

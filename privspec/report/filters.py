@@ -24,15 +24,18 @@ from privspec.report.formatting import (
     fmt_epsilon,
     fmt_error_bound,
     fmt_given,
+    fmt_lower,
     fmt_mu,
     fmt_regret,
+    fmt_threshold,
     fmt_tpr,
+    fmt_upper,
 )
 
 #: The filters whose output is notation (numbers), not words: LaTeX caveats keep them
 #: out of their escaping (``render.latex_caveat``).
 NUMBER_FILTERS = ("mu", "epsilon", "delta", "advantage", "regret", "error_bound", "beta",
-                  "tpr", "given", "count", "chance")
+                  "tpr", "given", "count", "chance", "lower", "upper", "threshold")
 
 
 def _markdown_text(text: str) -> str:
@@ -65,6 +68,9 @@ def filters(style: Style) -> dict[str, Callable[..., object]]:
         "beta": lambda beta, tpr=None: fmt_beta(beta, style, tpr),
         "tpr": lambda tpr, beta=None: fmt_tpr(tpr, beta, style),
         "given": bind(fmt_given),
+        "lower": bind(fmt_lower),
+        "upper": bind(fmt_upper),
+        "threshold": bind(fmt_threshold),
         "count": lambda value: fmt_count(value, style),
         "esc": escape,
         "paragraphs": paragraphs,

@@ -323,6 +323,22 @@ def fmt_given(value: float, style: Style = "unicode") -> str:
     return format_number(_required(value, "value"), "nearest", style)
 
 
+def fmt_lower(value: float, style: Style = "unicode") -> str:
+    """A lower bound an audit proves (μ, ε, a TPR), rounded down: never stronger than
+    what was shown."""
+    return format_number(_required(value, "lower bound"), "down", style)
+
+
+def fmt_upper(value: float, style: Style = "unicode") -> str:
+    """An upper bound (an FPR an audit allows, a TPR a report allows), rounded up."""
+    return format_number(_required(value, "upper bound"), "up", style)
+
+
+def fmt_threshold(value: float, style: Style = "unicode") -> str:
+    """An attack's score threshold: it names the attack, to 6 significant digits."""
+    return format_number(_required(value, "threshold"), "nearest", style, digits=6)
+
+
 def fmt_count(value: int, style: Style = "unicode") -> str:
     """An integer count with thousands separators."""
     if isinstance(value, bool) or not isinstance(value, int):

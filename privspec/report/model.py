@@ -192,6 +192,56 @@ class Calibrated(_Frozen):
     targets: list[str]
 
 
+class AuditBox(_Frozen):
+    """One attack of an audit and its simultaneous Clopper–Pearson box: it says "in" when
+    the score is ≥ ``threshold`` (``higher``) or ≤ it (``lower``)."""
+
+    direction: Literal["higher", "lower"]
+    threshold: float
+    fpr: float = Field(description="Observed false-positive rate.")
+    tpr: float = Field(description="Observed true-positive rate.")
+    fpr_low: float
+    fpr_high: float
+    tpr_low: float
+    tpr_high: float
+    tpr_certified: float = Field(
+        description="The highest TPR the report allows at ``fpr_high`` (rounded up between "
+                    "the curve's samples, capped by μ).")
+    contradicts: bool = Field(description="``tpr_low`` > ``tpr_certified``: the box lies "
+                              "entirely above the certified curve.")
+
+
+class AuditEpsilon(_Frozen):
+    """The ε an audit proves at one of the report's δ's."""
+
+    delta: float
+    epsilon_lower: float = Field(description="Lower bound on ε at δ (0: nothing proven).")
+
+
+class Audit(_Frozen):
+    """What an attack achieved: its scores held against the certified curve (docs/audit.md).
+    Every bound holds, all at once, with probability ``confidence``, each score taken as
+    an independent trial of the attack."""
+
+    scores_file: str = Field(description="The score file's name (its folder left out).")
+    sha256: str = Field(description="SHA-256 of the score file.")
+    members: int = Field(description="Scores of examples that were in.")
+    non_members: int = Field(description="Scores of examples that were out.")
+    confidence: float
+    holdout: bool = Field(description="Thresholds chosen on one half of the scores, tested "
+                          "on the other; else fixed pooled-score quantiles (Bonferroni).")
+    mu_lower: float = Field(description="Lower bound on μ (0: nothing proven).")
+    strongest: AuditBox | None = Field(description="The box that proves mu_lower; null when "
+                                       "nothing is proven.")
+    tightness: float | None = Field(description="mu_lower / μ; null without a positive μ.")
+    epsilons: list[AuditEpsilon]
+    contradiction: bool = Field(description="Some box lies entirely above the certified curve: "
+                                "the implementation, the spec or the run is wrong.")
+    clearest_contradiction: AuditBox | None = Field(
+        description="The box farthest above the certified curve; null without a contradiction.")
+    boxes: list[AuditBox]
+
+
 class Report(_Frozen):
     """The evaluated privacy report of one spec."""
 
@@ -223,15 +273,20 @@ class Report(_Frozen):
     spec_path: str | None = Field(description=(
         "The spec file as given; in a rendered report its file name alone (the report's "
         "command is run in the spec's folder)."))
+    audit: Audit | None = Field(
+        None, description="What an attack achieved, when the spec's audit: block names its "
+        "scores; left out otherwise.")
 
     @model_serializer(mode="wrap")
     def _without_one_record_per_unit(self, handler: SerializerFunctionWrapHandler
                                      ) -> dict[str, Any]:
-        """The JSON, without ``records_per_unit`` when it is 1 (a report of one record per
-        unit reads as it did before the field)."""
+        """The JSON, without ``records_per_unit`` when it is 1 and ``audit`` when there is
+        none (such a report reads as it did before the fields)."""
         data: dict[str, Any] = handler(self)
         if self.records_per_unit == 1:
             data.pop("records_per_unit", None)
+        if self.audit is None:
+            data.pop("audit", None)
         return data
 
     def _repr_markdown_(self) -> str:

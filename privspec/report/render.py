@@ -89,6 +89,8 @@ _STYLES: dict[str, formatting.Style] = {"markdown": "unicode", "latex": "latex",
 FIGURE_SUFFIX = "-tradeoff"
 #: What follows a report's file stem in its risk figure's names (``.svg`` and ``.png``).
 RISK_FIGURE_SUFFIX = "-risk"
+#: What follows a report's file stem in its audit figure's names (``.svg`` and ``.png``).
+AUDIT_FIGURE_SUFFIX = "-audit"
 #: What the report calls the thing it describes, by the root mechanism's kind.
 _DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 
@@ -138,16 +140,19 @@ def figure_label_for(report: Report) -> str:
     return "fig:" + label_for(report).removeprefix("tab:")
 
 
-def figure_paths(document_path: str | os.PathLike[str]) -> tuple[str, str, str, str]:
+def figure_paths(document_path: str | os.PathLike[str], *, audit: bool = False
+                 ) -> tuple[str, ...]:
     """The figure files beside a Markdown report, named after its stem: the trade-off
-    curve's SVG and PNG, then the risk figure's: ``out/cifar10.md`` ->
-    (``out/cifar10-tradeoff.svg``, ``….png``, ``out/cifar10-risk.svg``, ``….png``)."""
+    curve's SVG and PNG, then the risk figure's (then, with ``audit``, the audit
+    figure's): ``out/cifar10.md`` -> (``out/cifar10-tradeoff.svg``, ``….png``,
+    ``out/cifar10-risk.svg``, ``….png``)."""
     path = os.fspath(document_path)
     stem = os.path.splitext(path)[0]
     if stem.endswith("-model-card"):
         stem = stem.removesuffix("-model-card")
-    return (stem + FIGURE_SUFFIX + ".svg", stem + FIGURE_SUFFIX + ".png",
-            stem + RISK_FIGURE_SUFFIX + ".svg", stem + RISK_FIGURE_SUFFIX + ".png")
+    suffixes = (FIGURE_SUFFIX, RISK_FIGURE_SUFFIX, *((AUDIT_FIGURE_SUFFIX,) if audit else ()))
+    return tuple(stem + suffix + extension for suffix in suffixes
+                 for extension in (".svg", ".png"))
 
 
 def _link(path: str) -> str:
@@ -541,6 +546,8 @@ def _figure_context(report: Report, fmt: str,
         drawn = figures.available()
         return {"svg": figures.svg_for_html(report) if drawn else None,
                 "risk_svg": figures.risk_svg_for_html(report) if drawn else None,
+                "audit_svg": (figures.audit_svg_for_html(report)
+                              if drawn and report.audit is not None else None),
                 "install_hint": figures.INSTALL_HINT}
     return {}
 
@@ -567,6 +574,7 @@ def _context(
 
 
 __all__ = [
+    "AUDIT_FIGURE_SUFFIX",
     "FIGURE_SUFFIX",
     "FORMATS",
     "RISK_FIGURE_SUFFIX",

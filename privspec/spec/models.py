@@ -38,6 +38,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
+from privspec.spec.audit import AuditBlock
 from privspec.spec.base import (
     MAX_DATASET_SIZE,
     MAX_REPETITIONS,
@@ -372,6 +373,11 @@ class Spec(_Strict):
         "or a base rate, attribute inference, re-identification, reconstruction); by default "
         "membership at FPR 10⁻³ and 10⁻⁵, a yes/no attribute and re-identification among "
         "10,000 candidates.",
+    )
+    audit: AuditBlock | None = Field(
+        None, exclude=True,
+        description="An attack's score file that 'privspec audit' holds against the "
+        "certified curve (it does not change the certified figures).",
     )
     budget: Budget | None = Field(
         None, exclude=True,
