@@ -62,19 +62,12 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _is_mechanism(tp: Any) -> bool:
-    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
-        return False
-    args = [_unwrap(a) for a in typing.get_args(tp)]
-    return all(isinstance(a, type) and issubclass(a, _Node) for a in args)
-
-
 def _type_at(path: Path) -> Any:
     """The declared type at a user path, or None when the path leaves the models."""
     tp: Any = Spec
     for part in path:
         tp = _unwrap(tp)
-        if _is_mechanism(tp):
+        if tp is _Node:  # a mechanism: the path names its kind
             node = NODE_TYPES.get(part) if isinstance(part, str) else None
             if node is None:
                 return None
