@@ -12,14 +12,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationInfo
-from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
 from privspec.spec.base import _Strict
 from privspec.spec.events import Event
+
+if TYPE_CHECKING:
+    from pydantic.json_schema import JsonSchemaValue
 
 
 class Words(Protocol):

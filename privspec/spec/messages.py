@@ -3,7 +3,6 @@ path as written, what is wrong, what is allowed, and a suggestion for a typo."""
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import types
@@ -102,6 +101,8 @@ def _suggest(word: str, choices: Iterable[str]) -> str | None:
     for choice in choices:
         if _normal(choice) == _normal(word):
             return choice
+    import difflib  # (only for a misspelling: heapq and difflib cost validate ~2 ms)
+
     close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.75)
     return close[0] if close else None
 
