@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+#: The command line's exit codes: fine, ran but a check failed, could not run.
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_CANNOT_RUN = 2
+
 
 class Code(StrEnum):
     """The ``area/slug`` code of a diagnostic."""
@@ -114,5 +119,5 @@ def codes_markdown() -> str:
     return "\n".join(["| code | meaning |", "|---|---|", *rows])
 
 
-__all__ = ["CODE_MEANINGS", "Code", "EvaluationError", "InternalError", "PrivspecError",
-           "codes_markdown"]
+__all__ = ["CODE_MEANINGS", "EXIT_CANNOT_RUN", "EXIT_CHECK_FAILED", "EXIT_OK", "Code",
+           "EvaluationError", "InternalError", "PrivspecError", "codes_markdown"]

@@ -11,6 +11,15 @@ from pathlib import Path
 import pytest
 
 from privspec.cli import main
+from privspec.cli.app import run_typer
+from privspec.cli.validation import (
+    CHECKED_VARIABLES,
+    DIAGNOSTICS_FORMAT_OPTION,
+    FLAG_VARIABLES,
+    PLAIN_FLAG_VALUES,
+    QUIET_OPTIONS,
+    run_plain,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(str(p) for p in (ROOT / "examples").glob("*.privspec.yaml"))
@@ -104,8 +113,108 @@ def test_validate_imports_no_other_command_nor_the_workflows() -> None:
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             check=True)
     assert result.stdout.splitlines() == [
-        "0 ['privspec.cli.app', 'privspec.cli.options', 'privspec.cli.output', "
-        "'privspec.cli.validate']", "True"]
+        "0 ['privspec.cli.app', 'privspec.cli.validation']", "True"]
+
+
+def test_plain_validate_imports_neither_typer_nor_click_nor_rich() -> None:
+    script = textwrap.dedent(f"""
+        import sys
+        from privspec.cli import main
+        code = main(["validate", "--diagnostics-format", "json", "-q", *{EXAMPLES!r}])
+        print(code, sorted(m for m in sys.modules if m.split(".")[0] in ("typer", "click",
+                                                                        "rich")))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.splitlines()[-1] == "0 []"
+
+
+@pytest.mark.parametrize("example", ["cifar10-dpsgd-eps8", "census-discrete-gaussian"])
+def test_validate_builds_the_models_of_the_kinds_the_spec_uses_only(example: str) -> None:
+    """Pydantic builds a kind's models on first use (issue 29: building them all took
+    half of validate's time); the JSON Schema still has every kind."""
+    script = textwrap.dedent(f"""
+        from privspec.spec.loader import load_spec
+        from privspec.spec.models import NODE_TYPES, walk
+        spec = load_spec({str(ROOT / "examples" / f"{example}.privspec.yaml")!r})
+        print(sorted(kind for kind, node in NODE_TYPES.items() if node.__pydantic_complete__)
+              == sorted({{kind for _, kind, _ in walk(spec.mechanism)}}))
+        from privspec.spec.schema import json_schema
+        print(len(json_schema()["properties"]["mechanism"]["oneOf"]), len(NODE_TYPES))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.splitlines() == ["True", "12 12"]
+
+
+def _plain_cases(tmp: Path) -> list[list[str]]:
+    """Plain ``validate`` command lines (their arguments) over valid, invalid, missing
+    and hostile files, with every option in each of its spellings."""
+    missing, hostile = str(tmp / "nope.yaml"), str(tmp / "::a\x1b[31mb\n##[c.yaml")
+    dashed = tmp / "-dashed.privspec.yaml"
+    dashed.write_text(Path(EXAMPLES[0]).read_text(encoding="utf-8"), encoding="utf-8")
+    valid, other = EXAMPLES[0], EXAMPLES[-1]
+    return [[valid], [valid, other], [BAD], [missing], [str(tmp)], [hostile],
+            [valid, BAD, missing, BAD], ["-q", BAD], ["--quiet", valid, "-q"],
+            [BAD, "--diagnostics-format", "json"], ["--diagnostics-format=github", BAD],
+            ["--diagnostics-format", "gcc", "-q", valid, other], ["--diagnostics-format",
+            "json", valid], ["--diagnostics-format=github", valid], ["-"],
+            ["--", str(dashed), "-q"], ["--diagnostics-format", "json", "--", hostile]]
+
+
+def test_plain_validate_prints_what_typer_prints(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The command lines run without typer print the same bytes, and exit with the same
+    code, as through typer."""
+    for args in _plain_cases(tmp_path):
+        code = run_plain(["validate", *args])
+        plain = capfd.readouterr()
+        assert code is not None, args
+        assert run_typer(["validate", *args]) == code, args
+        assert capfd.readouterr() == plain, args
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--help"], ["-q"], ["--diagnostics-format", "JSON", BAD], ["--diagnostics-format"],
+    ["-x", BAD], ["-qq", BAD], ["--quiet=1", BAD], ["--diagnostics-forma", "json", BAD],
+    ["--diagnostics-format", "--", BAD]])
+def test_other_validate_command_lines_go_through_typer(args: list[str]) -> None:
+    assert run_plain(["validate", *args]) is None
+    assert run_plain(["--quiet", "validate", BAD]) is None
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("PRIVSPEC_NO_CACHE", "garbage"), ("PRIVSPEC_DEBUG", "maybe"),
+    ("PRIVSPEC_MEMORY_BUDGET", "0"), ("PRIVSPEC_TIME_BUDGET", "10"),
+    ("_PRIVSPEC_COMPLETE", "bash_source")])
+def test_global_options_environment_goes_through_typer(
+        variable: str, value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variable, value)
+    assert run_plain(["validate", BAD]) is None
+
+
+def test_the_plain_command_lines_know_the_options_typer_declares(
+        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """Option names and environment variables of the typer path are those the plain path
+    reads, and typer takes every flag value the plain path lets through."""
+    import typer.main
+
+    from privspec.cli.app import application
+
+    root = typer.main.get_command(application("validate"))
+    command = root.commands["validate"]  # type: ignore[attr-defined]
+    options = {param.name: param for param in command.params}
+    assert options["diagnostics_format"].opts == [DIAGNOSTICS_FORMAT_OPTION]
+    assert tuple(options["quiet"].opts + options["quiet"].secondary_opts) == QUIET_OPTIONS
+    flags = {param.envvar for param in root.params if param.envvar and param.is_flag}
+    valued = {param.envvar for param in root.params if param.envvar and not param.is_flag}
+    assert flags == set(FLAG_VARIABLES)
+    assert valued | {"_PRIVSPEC_COMPLETE"} == set(CHECKED_VARIABLES)
+    for value in PLAIN_FLAG_VALUES:
+        for variable in FLAG_VARIABLES:
+            monkeypatch.setenv(variable, value)
+        assert run_typer(["validate", "-q", EXAMPLES[0]]) == 0, value
+    assert capfd.readouterr().err == ""
 
 
 @pytest.mark.parametrize(("fields", "conflict", "problems"), [

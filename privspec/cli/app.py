@@ -5,7 +5,8 @@ could not run.
 A run imports only the module of the command it runs (the whole application for help,
 a mistyped command or none), and command modules import only typer and light modules at
 the top; numerical modules are imported inside the commands that need them, so that
-``privspec validate`` never imports numpy, scipy or dp-accounting.
+``privspec validate`` never imports numpy, scipy or dp-accounting.  A plain ``validate``
+command line does not even import typer (``cli/validation.py``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import functools
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+from privspec.cli.validation import run_plain
+from privspec.errors import EXIT_CANNOT_RUN, EXIT_OK
 
-from privspec.cli.options import global_options
-from privspec.cli.output import EXIT_CANNOT_RUN, EXIT_OK
+if TYPE_CHECKING:
+    import typer
 
 #: Every command, by name: the module and function (or, for a group of commands, typer
 #: application) that runs it, in the order of ``privspec --help``.
@@ -47,6 +49,10 @@ _VALUED_OPTIONS = ("--memory-budget", "--time-budget")
 @functools.cache
 def application(*names: str) -> typer.Typer:
     """The typer application with the commands ``names`` (all when none is named)."""
+    import typer
+
+    from privspec.cli.options import global_options
+
     app = typer.Typer(
         name="privspec",
         help="Turn a *.privspec.yaml mechanism description into an honest privacy report.",
@@ -84,13 +90,22 @@ def _command_in(args: Sequence[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code.
 
+    A plain ``validate`` command line runs without typer (``cli/validation.py``), any
+    other through :func:`run_typer`."""
+    args = sys.argv[1:] if argv is None else argv
+    code = run_plain(args)
+    return run_typer(args) if code is None else code
+
+
+def run_typer(args: Sequence[str]) -> int:
+    """Run the command line ``args`` through the typer application; the exit code.
+
     Typer's standalone mode prints usage errors itself and exits with their code (2);
     every command ends with ``typer.Exit`` or returns (0)."""
-    args = sys.argv[1:] if argv is None else argv
     command = _command_in(args)
     app = application(command) if command is not None else application()
     try:
-        app(args=args, prog_name="privspec", standalone_mode=True)
+        app(args=list(args), prog_name="privspec", standalone_mode=True)
     except SystemExit as stop:
         if stop.code is None:
             return EXIT_OK

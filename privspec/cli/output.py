@@ -10,12 +10,11 @@ from collections.abc import Sequence
 import typer
 
 from privspec.cli.options import OPTIONS
+from privspec.errors import EXIT_CANNOT_RUN as EXIT_CANNOT_RUN
+from privspec.errors import EXIT_CHECK_FAILED as EXIT_CHECK_FAILED
+from privspec.errors import EXIT_OK as EXIT_OK
 from privspec.errors import Code, PrivspecError
 from privspec.spec.diagnostics import printable
-
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_CANNOT_RUN = 2
 
 
 def fail(command: str, message: str) -> typer.Exit:

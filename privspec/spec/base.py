@@ -50,6 +50,7 @@ class _Strict(BaseModel):
         strict=True,
         allow_inf_nan=False,
         use_attribute_docstrings=False,
+        defer_build=True,  # built on first use: privspec validate builds the kinds it meets
     )
 
 

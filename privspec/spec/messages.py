@@ -3,7 +3,6 @@ path as written, what is wrong, what is allowed, and a suggestion for a typo."""
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import types
@@ -62,19 +61,12 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _is_mechanism(tp: Any) -> bool:
-    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
-        return False
-    args = [_unwrap(a) for a in typing.get_args(tp)]
-    return all(isinstance(a, type) and issubclass(a, _Node) for a in args)
-
-
 def _type_at(path: Path) -> Any:
     """The declared type at a user path, or None when the path leaves the models."""
     tp: Any = Spec
     for part in path:
         tp = _unwrap(tp)
-        if _is_mechanism(tp):
+        if tp is _Node:  # a mechanism: the path names its kind
             node = NODE_TYPES.get(part) if isinstance(part, str) else None
             if node is None:
                 return None
@@ -109,6 +101,8 @@ def _suggest(word: str, choices: Iterable[str]) -> str | None:
     for choice in choices:
         if _normal(choice) == _normal(word):
             return choice
+    import difflib  # (only for a misspelling: heapq and difflib cost validate ~2 ms)
+
     close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.75)
     return close[0] if close else None
 

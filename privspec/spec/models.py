@@ -18,20 +18,16 @@ validate`` imports it and has to stay instant.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
-    Discriminator,
     Field,
     SerializerFunctionWrapHandler,
-    Tag,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
-    create_model,
     field_validator,
     model_serializer,
     model_validator,
@@ -51,6 +47,8 @@ from privspec.spec.base import conflict as _conflict
 from privspec.spec.base import raise_if as _raise_if
 from privspec.spec.events import Event
 from privspec.spec.group import group_problem, grouped
+from privspec.spec.kind import NODE_TYPES, Mechanism, _kind_of
+from privspec.spec.kind import _Node as _Node  # (the other stages read it here)
 from privspec.spec.kinds import KINDS
 from privspec.spec.kinds.approximate_dp import ApproximateDP
 from privspec.spec.kinds.compose import Stage
@@ -84,77 +82,14 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# The mechanism union: a one-key mapping whose key names the kind.
+# The mechanism: a one-key mapping whose key names the kind (``spec/kind.py``'s
+# ``Mechanism``, each kind's model built by pydantic when a spec first uses it).
 # ---------------------------------------------------------------------------
 
 
-class _Node(_Strict):
-    """A mechanism written as ``{kind: {...fields}}``."""
-
-    @property
-    def kind(self) -> str:
-        return _node_kind(type(self))
-
-    @property
-    def block(self) -> Any:
-        """What is under the kind's key: its model, or a composition's list of stages."""
-        return getattr(self, self.kind)
-
-
-@functools.cache
-def _node_kind(node: type[_Node]) -> str:
-    """A node type's kind, its one field (pydantic's ``model_fields`` is slow to read:
-    walking 12,000 stages read it 384,000 times)."""
-    return next(iter(node.model_fields))
-
-
-def _node_type(name: str) -> type[_Node]:
-    """The one-key model of kind ``name`` (``GaussianNode``: ``{gaussian: Gaussian}``)."""
-    kind = KINDS[name]
-    field = kind.field
-    if kind.model is not None:
-        title, value = kind.model.__name__, (field, ...)
-    else:  # a composition: the list of stages is the node's own field
-        title = "".join(part.capitalize() for part in name.split("_"))
-        value = (field, Field(description="The stages, in the order they run, all on the "
-                              "same dataset."))
-    node: type[_Node] = create_model(f"{title}Node", __base__=_Node,
-                                     **{name: value})  # type: ignore[call-overload]
-    return node
-
-
-#: Every mechanism kind's node model, by the key a spec writes.
-NODE_TYPES: dict[str, type[_Node]] = {name: _node_type(name) for name in KINDS}
 MECHANISM_KINDS: tuple[str, ...] = tuple(KINDS)
 #: Kinds that add noise once (may sit under a sampling node).
 ADDITIVE_KINDS = tuple(name for name, kind in KINDS.items() if kind.additive)
-
-
-def _kind_of(value: Any) -> str | None:
-    """Discriminator: the single key of the mapping (or the kind of a built node)."""
-    if isinstance(value, _Node):
-        return value.kind
-    if isinstance(value, dict) and len(value) == 1:
-        key = next(iter(value))
-        return key if isinstance(key, str) else None
-    return None
-
-
-if TYPE_CHECKING:  # for the type checker every node is a _Node (kind + block)
-    Mechanism = _Node
-else:
-    Mechanism = Annotated[
-        Union[tuple(Annotated[node, Tag(kind)] for kind, node in NODE_TYPES.items())],  # noqa: UP007
-        Discriminator(
-            _kind_of,
-            custom_error_type="unknown_kind",
-            custom_error_message="a mechanism is a mapping with one key naming its kind",
-        ),
-    ]
-    for _model in (PoissonSampled, FixedSizeSampled, Repeat, Stage):
-        _model.model_rebuild(_types_namespace={"Mechanism": Mechanism})
-    for _node in NODE_TYPES.values():
-        _node.model_rebuild()
 
 
 def event_of(node: _Node) -> Event:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from privspec.spec.kind import Kind
+from pydantic import Field, create_model
+
+from privspec.spec.kind import NODE_TYPES, Kind, _Node
 
 
 def _discover() -> dict[str, Kind]:
@@ -16,7 +18,21 @@ def _discover() -> dict[str, Kind]:
     return {kind.name: kind for kind in sorted(kinds, key=lambda kind: kind.order)}
 
 
+def _node_type(kind: Kind) -> type[_Node]:
+    """The one-key model of ``kind`` (``GaussianNode``: ``{gaussian: Gaussian}``)."""
+    if kind.model is not None:
+        title, value = kind.model.__name__, (kind.field, ...)
+    else:  # a composition: the list of stages is the node's own field
+        title = "".join(part.capitalize() for part in kind.name.split("_"))
+        value = (kind.field, Field(description="The stages, in the order they run, all on "
+                                   "the same dataset."))
+    node: type[_Node] = create_model(  # type: ignore[call-overload]
+        f"{title}Node", __base__=_Node, __module__="privspec.spec.models", **{kind.name: value})
+    return node
+
+
 #: Every mechanism kind, by the key a spec writes, in ``order``.
 KINDS: dict[str, Kind] = _discover()
+NODE_TYPES.update((name, _node_type(kind)) for name, kind in KINDS.items())
 
 __all__ = ["KINDS", "Kind"]

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from privspec.spec.base import Count, _Strict
 from privspec.spec.events import ComposedEvent, Event
-from privspec.spec.kind import Kind, Words
-
-if TYPE_CHECKING:
-    from privspec.spec.models import Mechanism
+from privspec.spec.kind import Kind, Mechanism, Words
 
 
 class Stage(_Strict):

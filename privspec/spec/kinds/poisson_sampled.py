@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, model_validator
 
 from privspec.spec.base import SamplingRate, raise_if
 from privspec.spec.events import Event, SampledEvent
-from privspec.spec.kind import Kind, Words
-
-if TYPE_CHECKING:
-    from privspec.spec.models import Mechanism
+from privspec.spec.kind import Kind, Mechanism, Words
 
 
 class PoissonSampled(SamplingRate):

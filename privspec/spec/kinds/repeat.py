@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -19,10 +19,7 @@ from privspec.spec.base import (
     runs,
 )
 from privspec.spec.events import Event, RepeatedEvent
-from privspec.spec.kind import Kind, Words
-
-if TYPE_CHECKING:
-    from privspec.spec.models import Mechanism
+from privspec.spec.kind import Kind, Mechanism, Words
 
 
 class Repeat(_Strict):
