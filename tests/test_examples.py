@@ -31,8 +31,9 @@ def test_census_dhc_2020_is_sqrt_two_rho() -> None:
     assert sum(shares.values()) == 1000
     rho = Fraction(485, 254) ** 2
     report = evaluated("census-dhc-2020.privspec.yaml")
-    # A discrete Gaussian is ρ-zCDP and a little more private than the continuous one
-    # at the same σ, so μ sits just above √(2ρ) (Gomez et al. 2025 report 2.70, regret ~1e-9).
+    # A discrete Gaussian is ρ-zCDP, yet as a trade-off curve a little less private than
+    # the continuous one of the same σ (privspec accounts the discrete PMF itself), so μ
+    # sits just above √(2ρ) (Gomez et al. 2025 report 2.70, regret ~1e-9).
     assert report.gdp.mu is not None and report.gdp.regret is not None
     assert math.sqrt(2 * rho) <= report.gdp.mu <= math.sqrt(2 * rho) + 1e-3
     assert report.gdp.regret < 1e-8
@@ -138,3 +139,58 @@ def test_gboard_es_es_against_the_registry_rho() -> None:
     assert report.gdp.mu / (math.sqrt(attained) / 7) < 1.02  # pessimistic by under 2 %
     # the exact Gaussian's ε(10⁻¹⁰) is below the published 8.9 (an RDP conversion)
     assert report.epsilons[0].delta == 1e-10 and report.epsilons[0].epsilon < 8.9
+def _gaussian_epsilon(mu: float, delta: float) -> float:
+    """ε at δ of the Gaussian mechanism μ-GDP, from the closed form δ(ε) = Φ(−ε/μ + μ/2)
+    − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8), by bisection."""
+    low, high = 0.0, 50.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        excess = norm.cdf(-mid / mu + mu / 2) - math.exp(mid) * norm.cdf(-mid / mu - mu / 2)
+        low, high = (mid, high) if excess > delta else (low, mid)
+    return high
+
+
+def test_meta_full_urls_follows_the_registry_rho() -> None:
+    """The OpenDP Registry's record: ρ = 0.0728 zCDP, ε = 1.453 at δ = 10⁻⁵, "μ-GDP about
+    0.376".  For a Gaussian release ρ = μ²/2 exactly; the spec follows ρ, the larger."""
+    from privspec.report.registry import registry_record
+
+    report = evaluated("meta-full-urls.privspec.yaml")
+    assert report.gdp.mu is not None
+    assert report.gdp.mu * report.gdp.mu / 2 == pytest.approx(0.0728, rel=1e-12)
+    # The Registry's ε is the exact one of its μ ≈ 0.376, a little below ρ's.
+    assert _gaussian_epsilon(0.3762, 1e-5) == pytest.approx(1.453, abs=5e-4)
+    first = report.epsilons[0]
+    assert first.delta == 1e-5 and first.epsilon is not None
+    assert first.epsilon == pytest.approx(_gaussian_epsilon(report.gdp.mu, 1e-5), abs=1e-6)
+    assert 1.453 <= first.epsilon <= 1.453 * 1.02
+    record = registry_record(report)["deployment"]["privacy_loss"]["privacy_parameters"]
+    assert record["delta"] == 1e-5 and 1.453 <= record["epsilon"] <= 1.48
+
+
+def test_mnist_tutorials_beside_their_rdp_epsilons() -> None:
+    """TF Privacy's and Opacus's MNIST tutorials (σ 1.1, batch 256 of 60,000, 60 epochs)
+    report RDP ε 3.01 and 2.91 at δ = 10⁻⁵; the PLD's ε is below both."""
+    from dp_accounting.pld import privacy_loss_distribution as plds
+    from dp_accounting.rdp.rdp_privacy_accountant import (
+        _compute_rdp_poisson_subsampled_gaussian as poisson_rdp,
+    )
+
+    steps, rate, delta = math.ceil(60 * 60000 / 256), 256 / 60000, 1e-5
+    # TF Privacy's 3.01: its orders and the classic RDP conversion (Mironov 2017, Prop. 3).
+    orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
+    rdp = poisson_rdp(rate, 1.1, orders) * steps
+    classic = min(r + math.log(1 / delta) / (order - 1) for r, order in zip(rdp, orders, strict=True))
+    assert round(classic, 2) == 3.01
+    report = evaluated("mnist-dpsgd-tutorials.privspec.yaml")
+    assert report.published is not None and report.published.epsilon == 3.01
+    first = report.epsilons[0]
+    assert first.delta == delta and first.epsilon is not None
+    assert first.epsilon < 2.91
+    # dp-accounting's own composition on a ten times coarser pessimistic grid: above
+    # privspec's, and close to it.
+    coarse = plds.from_gaussian_mechanism(1.1, sampling_prob=rate,
+                                          value_discretization_interval=1e-3)
+    upper = coarse.self_compose(steps).get_epsilon_for_delta(delta)
+    assert upper - 0.05 <= first.epsilon <= upper
+    assert report.gdp.mu == pytest.approx(0.597, abs=1e-3)

@@ -66,9 +66,28 @@ def test_shuffled_participations_count_the_epochs_a_dropped_partial_batch_adds()
     assert report.gdp.mu == pytest.approx(math.sqrt(3), rel=1e-12)
 
 
-def test_balls_in_bins_has_no_sound_accountant_and_is_refused() -> None:
-    with pytest.raises(SpecError, match="Monte-Carlo estimates are not bounds"):
+def test_balls_in_bins_is_refused_naming_random_allocation() -> None:
+    with pytest.raises(SpecError, match="written 'random-allocation'"):
         privspec.evaluate(_spec("balls-in-bins"))
+
+
+@pytest.mark.parametrize("relation", ["add-or-remove", "zero-out"])
+def test_random_allocation_lies_between_an_attack_and_no_amplification(relation: str) -> None:
+    """N = 1,050, expected batch 100: ⌊N/B⌋ = 10 steps an epoch, 25 steps reach 3 epochs.
+    Each example is in exactly one step of each epoch, so the reported μ is at most the
+    no-amplification bound √3/z; and it is at least what summing each epoch's 10 outputs
+    proves (the example's clipped gradient once in noise of variance 10z²: √(3/10)/z),
+    and at least Poisson sampling's at rate 1/10, which random allocation nears
+    (Feldman & Shenfeld 2025)."""
+    z, epochs, per_epoch = 2.0, 3, 10
+    fields = {"noise_multiplier": z, "batch_size": 100, "dataset_size": 1050, "steps": 25}
+    report = privspec.evaluate(_spec("random-allocation", relation, **fields))
+    assert report.gdp.mu is not None
+    assert report.gdp.mu <= math.sqrt(epochs) / z * (1 + 1e-12)
+    assert report.gdp.mu >= math.sqrt(epochs / per_epoch) / z
+    poisson = privspec.evaluate(_spec("poisson", "add-or-remove", **fields))
+    assert poisson.gdp.mu is not None and poisson.gdp.mu <= report.gdp.mu
+    assert "random allocation" in report.mechanism.summary
 
 
 def test_zero_out_is_accounted_as_add_or_remove_and_said_in_the_report() -> None:

@@ -28,15 +28,14 @@ from privspec.spec.events import (
 )
 from privspec.spec.kind import Kind, Words
 
-Sampling = Literal["poisson", "fixed-size", "shuffled", "truncated-poisson", "balls-in-bins"]
+Sampling = Literal["poisson", "fixed-size", "shuffled", "truncated-poisson", "random-allocation",
+                   "balls-in-bins"]
 PartialBatch = Literal["kept", "dropped"]
 
 #: Why a scheme is not accounted yet, and what would make it possible.
 UNACCOUNTED = {
-    "balls-in-bins": "balls-in-bins (random allocation) batches have no sound accountant in "
-    "the installed dp-accounting (Monte-Carlo estimates are not bounds); 'shuffled' gives "
-    "a sound upper bound for any batching where each example is in a known number of "
-    "batches",
+    "balls-in-bins": "balls-in-bins batches (each example in one step of each epoch, chosen "
+    "at random) are written 'random-allocation' (Feldman & Shenfeld 2025)",
 }
 
 
@@ -59,7 +58,11 @@ class DPSGD(SamplingRate):
         "out of its batch; Chua et al. 2024 show Poisson accounting does not hold for it), "
         "'truncated-poisson' (Poisson sampling of dataset_size examples "
         "at sampling_rate, or with expected batch batch_size, each batch cut to at most "
-        "truncated_batch_size examples; zero-out neighbours). 'balls-in-bins' is refused with the reason.")
+        "truncated_batch_size examples; zero-out neighbours), 'random-allocation' (\"balls in "
+        "bins\": each epoch is ⌊dataset_size/batch_size⌋ steps and every example is in "
+        "exactly one of them, chosen at random and independently of the other examples; "
+        "accounted without amplification, as ⌈steps/(steps an epoch)⌉ Gaussian releases "
+        "of each example). 'balls-in-bins' is refused, naming 'random-allocation'.")
     partial_batch: PartialBatch | None = Field(
         None, description="With 'shuffled', when batch_size does not divide dataset_size: "
         "'kept' (PyTorch's DataLoader default, drop_last=False) if each epoch ends with a "
@@ -85,8 +88,10 @@ class DPSGD(SamplingRate):
 
     def batches_per_epoch(self) -> int | None:
         """Shuffled batches: the steps of one pass, ⌈N/B⌉ with the partial last batch
-        kept, ⌊N/B⌋ without it; None for other schemes or sizes that do not fit."""
-        if (self.sampling != "shuffled" or self.batch_size is None
+        kept, ⌊N/B⌋ without it; random allocation: ⌊N/B⌋ (the fewer steps an epoch, the
+        more epochs the steps reach: pessimistic); None for other schemes or sizes that
+        do not fit."""
+        if (self.sampling not in ("shuffled", "random-allocation") or self.batch_size is None
                 or self.dataset_size is None or self.batch_size > self.dataset_size):
             return None
         full, rest = divmod(self.dataset_size, self.batch_size)
@@ -165,7 +170,8 @@ class DPSGD(SamplingRate):
 
 def event(block: DPSGD, _: object) -> Event:
     step = GaussianEvent(block.noise_multiplier, 1.0, clipped=True)
-    if block.sampling == "shuffled":  # no amplification: every batch it is in, in full
+    if block.sampling in ("shuffled", "random-allocation"):
+        # no amplification: every batch it is in, in full
         # (a partial batch too: one clipped gradient in a sum, whatever the batch's size)
         return RepeatedEvent(step, block.participations())
     if block.sampling == "truncated-poisson":
@@ -186,6 +192,12 @@ def describe(block: DPSGD, words: Words) -> str:
                    f"each example in "
                    f"{'exactly' if block.participates_in_every_epoch() else 'at most'} "
                    f"{words.num(block.participations())} of them; no amplification claimed)")
+    elif block.sampling == "random-allocation":
+        batches = (f"random allocation of {words.num(block.dataset_size or 0)} examples to "
+                   f"{words.num(block.batches_per_epoch() or 0)} steps an epoch (expected "
+                   f"batch {words.num(block.batch_size or 0)}; each example in exactly one "
+                   f"step of each epoch, at most {words.num(block.participations())} in all; "
+                   "no amplification claimed)")
     elif block.sampling == "fixed-size":
         batches = (f"batches of {words.num(block.batch_size or 0)} of "
                    f"{words.num(block.dataset_size or 0)} examples sampled without replacement")
