@@ -9,7 +9,7 @@ neighbouring pair along the chain, which privspec's symmetric curve does (it is 
 curve dual to δ(ε) = max(δ_remove, δ_add), docs/math.md §2), so the symmetric curve of
 the *whole* composed mechanism is iterated (group privacy after composition).
 
-Pessimism (docs/math.md §9): the curve is a lower bound f' ≤ f, so g' = 1 − f' ≥ g and,
+Pessimism (docs/math.md §8): the curve is a lower bound f' ≤ f, so g' = 1 − f' ≥ g and,
 g' being increasing, g'^{∘k} ≥ g^{∘k}.  g' is iterated at fixed nodes x_j, with every
 interpolation's rounding bounded and added towards the attacker (TPR up, β down), so each
 node value V_j ≥ g^{∘k}(x_j).  Between nodes the bound uses that a concave g^{∘k} with

@@ -325,7 +325,7 @@ GROUP_MIXTURE = ("each Poisson-sampled Gaussian step as the mixture of Gaussians
 GROUP_PRIVACY = ("f-DP group privacy on the whole mechanism's trade-off curve f, since "
                  "{why}: the unit's curve is 1 − (1 − f)^∘k, k-fold composition (Dong, Roth "
                  "& Su 2022, Thm 2.14), bounded towards the attacker between nodes "
-                 "(docs/math.md §9)")
+                 "(docs/math.md §8)")
 
 
 def unit_routes(model: Spec) -> list[str]:
