@@ -3,11 +3,13 @@
 Dong, Roth & Su 2022 (JRSS-B, "Gaussian differential privacy", Thm 2.14): a mechanism
 that is f-DP is [1 − g^{∘k}]-DP for groups of k, with g = 1 − f (increasing, concave)
 and g^{∘k} its k-fold composition; for μ-GDP it gives exactly kμ, for ε-DP a curve at
-least f_{kε} (kε-DP, tighter in the middle).  The proof chains k neighbouring steps, D₀ → D₁ → … → D_k: a test's power
-under D_{i+1} is at most g of its power under D_i.  It needs f to hold for every ordered
-neighbouring pair along the chain, which privspec's symmetric curve does (it is the
-curve dual to δ(ε) = max(δ_remove, δ_add), docs/math.md §2), so the symmetric curve of
-the *whole* composed mechanism is iterated (group privacy after composition).
+least f_{kε} (kε-DP, tighter in the middle).  The proof chains k neighbouring steps,
+D₀ → D₁ → … → D_k: a test's power under D_{i+1} is at most g of its power under D_i.
+It needs f to hold for every ordered neighbouring pair along the chain, which
+privspec's symmetric curve does (it is the curve dual to δ(ε) = max(δ_remove, δ_add),
+docs/math.md §2), so the symmetric curve of the *whole* composed mechanism is iterated
+(group privacy after composition).  Iterating each direction's own curve could be a
+little tighter for asymmetric (add vs remove) mechanisms; it is not done.
 
 Pessimism (docs/math.md §8): the curve is a lower bound f' ≤ f, so g' = 1 − f' ≥ g and,
 g' being increasing, g'^{∘k} ≥ g^{∘k}.  g' is iterated at fixed nodes x_j, with every
