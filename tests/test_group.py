@@ -1,6 +1,7 @@
 """``records_per_unit``: a unit of k records, accounted where privspec accounts it
 exactly (sensitivity k·Δ; the binomial mixture of Gaussians for Poisson-sampled
-Gaussians) against independent routes, refused elsewhere, and said in the report."""
+Gaussians) against independent routes, by group privacy elsewhere
+(``tests/test_group_privacy.py``), and said in the report."""
 
 from __future__ import annotations
 
@@ -99,35 +100,40 @@ def test_a_sampled_unit_is_far_below_its_unsampled_group() -> None:
 @pytest.mark.parametrize("mechanism, relation", [
     ({"randomized_response": {"epsilon": 1.0}}, "replace-one"),
     ({"pure_dp": {"epsilon": 1.0}}, "add-or-remove"),
-    ({"approximate_dp": {"epsilon": 1.0, "delta": 1e-6}}, "add-or-remove"),
-    ({"dpsgd": {"noise_multiplier": 1.0, "sampling_rate": 0.01, "steps": 10}}, "replace-one"),
-    ({"dpsgd": {"noise_multiplier": 1.0, "sampling": "shuffled", "batch_size": 10,
-                "dataset_size": 100, "steps": 10}}, "zero-out"),
-    ({"dpsgd": {"noise_multiplier": 1.0, "sampling": "fixed-size", "batch_size": 10,
+    ({"approximate_dp": {"epsilon": 1.0, "delta": 1e-9}}, "add-or-remove"),
+    ({"dpsgd": {"noise_multiplier": 4.0, "sampling_rate": 0.01, "steps": 10}}, "replace-one"),
+    ({"dpsgd": {"noise_multiplier": 4.0, "sampling": "fixed-size", "batch_size": 10,
                 "dataset_size": 100, "steps": 10}}, "replace-one"),
     ({"poisson_sampled": {"sampling_rate": 0.1, "mechanism": {
-        "laplace": {"scale": 1.0, "sensitivity": 1.0}}}}, "add-or-remove"),
+        "laplace": {"scale": 4.0, "sensitivity": 1.0}}}}, "add-or-remove"),
     ({"fixed_size_sampled": {"batch_size": 10, "dataset_size": 100, "mechanism": {
-        "gaussian": {"noise_multiplier": 1.0}}}}, "replace-one"),
+        "gaussian": {"noise_multiplier": 4.0}}}}, "replace-one"),
 ])
-def test_units_of_several_records_are_refused_where_not_accounted(
+def test_units_of_several_records_are_accounted_by_group_privacy_elsewhere(
         mechanism: dict[str, Any], relation: str) -> None:
-    """One located line naming records_per_unit and what to do, also inside a composition."""
+    """Every kind is accounted for a unit (before: refused), also beside a Gaussian in a
+    composition: by f-DP group privacy on the whole curve, never below one record's."""
     import yaml
 
-    composed = {"compose": [{"mechanism": {"gaussian": {"sigma": 1.0}}},
+    composed = {"compose": [{"mechanism": {"gaussian": {"sigma": 10.0}}},
                             {"mechanism": mechanism}]}
     text = yaml.safe_dump({"privspec": 1, "title": "t", "unit": "one person",
                            "records_per_unit": 2, "neighbouring": relation,
                            "mechanism": composed}, sort_keys=False)
-    with pytest.raises(SpecError) as raised:
-        load_spec_text(text, "s.privspec.yaml")
-    lines = str(raised.value).splitlines()
-    assert len(lines) == 1, lines
-    assert "mechanism.compose[1].mechanism." in lines[0]
-    assert "records_per_unit 2 is not yet accounted" in lines[0]
-    assert "records_per_unit: 1" in lines[0]
-    load_spec_text(text.replace("records_per_unit: 2", "records_per_unit: 1"))
+    unit = _evaluate(load_spec_text(text, "s.privspec.yaml"))
+    one = _evaluate(load_spec_text(text.replace("records_per_unit: 2", "records_per_unit: 1")))
+    assert unit.unit_routes == ["group-privacy"]
+    assert "f-DP group privacy" in unit.accounting.method
+    if one.gdp.mu is None:  # an (ε, δ) black box's δ: no finite μ, for a unit neither
+        assert unit.gdp.mu is None
+    else:
+        assert unit.gdp.mu is None or unit.gdp.mu > one.gdp.mu
+    for ours, theirs in zip(unit.epsilons, one.epsilons, strict=True):
+        assert ours.epsilon is None or ours.epsilon > (theirs.epsilon or 0.0)
+    assert json.loads(unit.model_dump_json())["unit_routes"] == ["group-privacy"]
+    assert export_dp_event(unit_spec := load_spec_text(text)).event["class_name"] == (
+        "UnsupportedDpEvent")
+    assert any("group privacy" in note for note in export_dp_event(unit_spec).notes)
 
 
 @pytest.mark.parametrize("value", [0, -3, 1.5, True, "2", 10_001])
@@ -176,8 +182,10 @@ def test_the_report_names_the_unit_its_records_and_the_route() -> None:
     assert "at most 8 records, all protected together" in render(report, "registry")
     scaled = _evaluate(_spec({"gaussian": {"sigma": 4.0}}, 3))
     assert "sensitivity k·Δ" in scaled.accounting.method
+    assert report.unit_routes == ["mixture"] and scaled.unit_routes == ["scaled"]
     one = _evaluate(_spec({"gaussian": {"sigma": 4.0}}))
     assert "records_per_unit" not in json.loads(one.model_dump_json())
+    assert "unit_routes" not in json.loads(one.model_dump_json())
 
 
 def test_an_unstated_bound_keeps_the_spec_sha256() -> None:

@@ -136,7 +136,28 @@ def tail_mass_truncation(spec: s.Spec) -> float:
         operations += 1
         if KINDS[kind].nesting == "stages":  # a repeated stage self-composes, at any depth
             operations += sum(stage.repeat > 1 for stage in fields)
-    return min(TAIL_MASS_TRUNCATION, spec.accounting.floor / (10 * operations))
+    return min(TAIL_MASS_TRUNCATION, _group_floor(spec) / (10 * operations))
+
+
+#: The smallest truncation a unit's group privacy asks of one record's accounting.
+SMALLEST_GROUP_TRUNCATION = 1e-300
+
+
+def _group_floor(spec: s.Spec) -> float:
+    """The floor one record's accounting must meet, so that group privacy over k records
+    (``s.group_iterations``) keeps the unit's mass at +∞ within the floor τ: g^{∘k}(0) =
+    g^{∘(k−1)}(p∞), and one record's curve lies above G_μ of its closed-form μ, whose
+    g^{∘(k−1)} at p is Φ(Φ⁻¹(p) + (k − 1)μ) ≤ τ/10 for p = Φ(Φ⁻¹(τ/10) − (k − 1)μ)
+    (at least ``SMALLEST_GROUP_TRUNCATION``; without a closed form, τ^k)."""
+    records, floor = s.group_iterations(spec), spec.accounting.floor
+    if records == 1:
+        return floor
+    from scipy.special import ndtr, ndtri
+
+    mu = bound_of(s.spec_event(spec), spec.neighbouring == "replace-one").mu
+    wanted = (float(ndtr(ndtri(floor / 10) - (records - 1) * mu)) if math.isfinite(mu)
+              else floor ** records)
+    return max(SMALLEST_GROUP_TRUNCATION, min(floor, wanted))
 
 
 def _lowering(spec: s.Spec) -> _Lowering:
@@ -148,8 +169,9 @@ def _lowering(spec: s.Spec) -> _Lowering:
     lowering.negligible_truncation = spec.accounting.floor / (
         10 * max(1, _truncated_runs(s.spec_event(spec))))
     parts = 0
+    records = spec.records_per_unit if s.group_iterations(spec) == 1 else 1
     for path, kind, block in s.walk(spec.mechanism):
-        event = grouped(KINDS[kind].event(block, s.event_of), spec.records_per_unit)
+        event = grouped(KINDS[kind].event(block, s.event_of), records)
         lowering.paths.setdefault(event, ("mechanism", *path, kind))
         parts += 1
     # Each part of the mechanism is walked, lowered and described a few times over,
@@ -257,6 +279,10 @@ class Accounted:
     bound: Bound = NONE
     #: How ``pmfs`` were found, in words, when exactly (no grid); None when numerically.
     exact_method: str | None = None
+    #: k > 1 when ``pmfs``, ``stages`` and ``reach`` are one record's, and the unit of k
+    #: records is accounted by group privacy on their curve (``numerics.group_privacy``);
+    #: ``bound`` and ``largest_loss`` are the unit's.
+    group: int = 1
 
 
 #: The grid step aimed at, as a fraction of the smallest per-run spread of privacy loss
@@ -332,14 +358,17 @@ def chosen_discretization(spec: s.Spec) -> float:
 
 def pmfs_from_spec(spec: s.Spec) -> tuple[LossPMF, ...]:
     """The composed PMFs of the whole mechanism under the spec's relation (also for a
-    mechanism that is exactly μ-GDP: the PMFs of its Gaussian)."""
+    mechanism that is exactly μ-GDP: the PMFs of its Gaussian); one record's when a
+    unit's curve is iterated from them (``s.group_iterations``)."""
     lowering = _lowering(spec)
     return lowering.finish(lowering.lower(s.spec_event(spec)))
 
 
 def closed_form_bound(spec: s.Spec) -> Bound:
-    """The mechanism's closed-form μ-GDP and ε-DP bounds (``privspec.numerics.bounds``)."""
-    return bound_of(s.spec_event(spec), spec.neighbouring == "replace-one")
+    """The mechanism's closed-form μ-GDP and ε-DP bounds (``privspec.numerics.bounds``),
+    for the unit."""
+    bound = bound_of(s.spec_event(spec), spec.neighbouring == "replace-one")
+    return bound.for_group(s.group_iterations(spec))
 
 
 def account(spec: s.Spec) -> Accounted:
@@ -348,7 +377,22 @@ def account(spec: s.Spec) -> Accounted:
     The stages' parts are composed into the whole (Gaussian μ²'s summed exactly),
     so reporting what each stage adds costs no extra lowering.  Plain Gaussian releases
     only: μ = √Σ(Δᵢ/σᵢ)² exactly (Dong, Roth & Su, Cor. 3.3), and no PMF is built.
+    A unit of k records whose mechanism has no form of its own for it
+    (``s.group_iterations``): one record's accounting, ``group`` = k for its curve, and
+    the unit's bounds.
     """
+    accounted = _account(spec)
+    records = s.group_iterations(spec)
+    if records == 1:
+        return accounted
+    return dataclasses.replace(
+        accounted, group=records, bound=accounted.bound.for_group(records),
+        largest_loss=records * accounted.largest_loss,
+        exact_mu=None if accounted.exact_mu is None else records * accounted.exact_mu)
+
+
+def _account(spec: s.Spec) -> Accounted:
+    """``account`` of one record's mechanism when a unit's curve is iterated."""
     lowering = _lowering(spec)
     root = s.spec_event(spec)
     bound = bound_of(root, lowering.replace_one)

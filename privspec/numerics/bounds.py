@@ -11,7 +11,9 @@ Every release is bounded by a closed form that holds for its exact trade-off cur
   unsampled release bounds it.
 
 μ-GDP releases compose to √Σμᵢ²-GDP (Dong, Roth & Su 2022, Cor. 3.3) and ε-DP ones to
-(Σεᵢ)-DP (basic composition).  A report never prints a figure looser than these.
+(Σεᵢ)-DP (basic composition).  For a unit of k records accounted by group privacy on
+the whole curve, the whole mechanism's bounds hold as kμ and kε (``Bound.for_group``).
+A report never prints a figure looser than these.
 """
 
 from __future__ import annotations
@@ -70,6 +72,12 @@ class Bound:
     def times(self, count: int) -> Bound:
         return Bound(count * self.mu_squared if self.mu_squared else 0.0,
                      count * self.epsilon if self.epsilon else 0.0)
+
+    def for_group(self, records: int) -> Bound:
+        """The bounds for groups of ``records``: μ-GDP gives kμ-GDP and ε-DP kε-DP (Dong,
+        Roth & Su 2022, Thm 2.14: G_μ's group curve is G_{kμ}, f_ε's is f_{kε})."""
+        return Bound(records * records * self.mu_squared if self.mu_squared else 0.0,
+                     records * self.epsilon if self.epsilon else 0.0)
 
 
 NONE = Bound(math.inf, math.inf)

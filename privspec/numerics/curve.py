@@ -334,7 +334,17 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
     # β of vertices from two chains, each widened by its own tail sums, may disagree by
     # an ulp where it is near 1: keep β non-increasing (lowering it, pessimistically).
     b = np.minimum.accumulate(b)
-    support = (a, b, t)
+    return symmetric_curve((a, b, t), directions,
+                           infinity_mass=float(max(p.infinity_mass for p in pmfs)),
+                           relative_error=widest, certified=all(p.certified for p in pmfs))
+
+
+def symmetric_curve(support: tuple[FloatArray, FloatArray, FloatArray],
+                    directions: tuple[DirectionalPoints, ...], *, infinity_mass: float,
+                    relative_error: float, certified: bool) -> TradeoffCurve:
+    """The symmetric curve whose left part is the convex chain ``support`` = (α, β, TPR),
+    α ascending from 0: cut where it meets β = α, at α*, and mirrored beyond."""
+    a, b, t = support
     # Stop at the diagonal β = α: on a hull segment, or on the slope −1 extension.
     past = b <= a
     k = int(np.argmax(past))
@@ -376,11 +386,11 @@ def curve_from_pmfs(pmfs: tuple[LossPMF, ...]) -> TradeoffCurve:
         tpr=tpr,
         tnr=tnr,
         alpha_star=float(star),
-        infinity_mass=float(max(p.infinity_mass for p in pmfs)),
+        infinity_mass=infinity_mass,
         points=directions,
         support=support,
-        relative_error=widest,
-        certified=all(p.certified for p in pmfs),
+        relative_error=relative_error,
+        certified=certified,
     )
 
 

@@ -34,6 +34,8 @@ from privspec.numerics.gdp import (
     mu_from_curve,
     summarize,
 )
+from privspec.numerics.group_privacy import epsilons_for_deltas as curve_epsilons
+from privspec.numerics.group_privacy import group_curve
 from privspec.numerics.risk import ExactCurve, GaussianCurve
 from privspec.report import formatting as fmt
 from privspec.report.describe import summarize_mechanism
@@ -53,9 +55,16 @@ from privspec.report.provenance import package_versions, spec_sha256
 from privspec.report.render import gap_values
 from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
-from privspec.spec.group import group_routes, person_word
+from privspec.spec.group import ROUTES, group_routes, has_group_form, person_word
 from privspec.spec.kinds import KINDS
-from privspec.spec.models import ReportOptions, Spec, spec_event, walk
+from privspec.spec.models import (
+    ReportOptions,
+    Spec,
+    event_of,
+    group_iterations,
+    spec_event,
+    walk,
+)
 
 #: α values at which the report samples the curve for figures (exact values there):
 #: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
@@ -124,11 +133,12 @@ def _stages_skipped(accounted: Accounted) -> int:
                 if stage.exact_mu is None and stage.pmfs is None})
 
 
-def _stage_mu(stage: StageAccount, floor: float) -> float | None:
-    """μ of one top-level stage on its own (None when it has no finite μ)."""
+def _stage_mu(stage: StageAccount, floor: float, records: int) -> float | None:
+    """μ of one top-level stage on its own (None when it has no finite μ), for a unit
+    whose curve is one record's iterated ``records`` times (kμ for a Gaussian stage)."""
     if stage.pmfs is None:
-        return stage.exact_mu
-    mu = mu_from_curve(curve_from_pmfs(stage.pmfs), floor)
+        return None if stage.exact_mu is None else records * stage.exact_mu
+    mu = mu_from_curve(group_curve(curve_from_pmfs(stage.pmfs), records), floor)
     return mu if math.isfinite(mu) else None
 
 
@@ -139,7 +149,7 @@ def _stage_mus(accounted: Accounted, spec: Spec) -> list[float | None] | None:
     mus: dict[int, float | None] = {}  # identical stages share one StageAccount
     for stage in accounted.stages:
         if id(stage) not in mus:
-            mus[id(stage)] = _stage_mu(stage, spec.accounting.floor)
+            mus[id(stage)] = _stage_mu(stage, spec.accounting.floor, accounted.group)
     return [mus[id(stage)] for stage in accounted.stages]
 
 
@@ -284,7 +294,7 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
             f"{_group_method(model)}"})
     return Report(
         title=model.title, description=model.description, unit=model.unit,
-        records_per_unit=records,
+        records_per_unit=records, unit_routes=unit_routes(model),
         neighbouring=model.neighbouring,
         mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
         scope=None if model.scope is None else ReportScope(**model.scope.model_dump()),
@@ -312,13 +322,41 @@ GROUP_SCALED = ("each additive release with a per-record sensitivity Δ accounte
 GROUP_MIXTURE = ("each Poisson-sampled Gaussian step as the mixture of Gaussians of the "
                  "Binomial(k, q) records of the unit in its batch, both add and remove "
                  "directions (Ganesh 2024, arXiv:2401.10294, Thm 3.1)")
+GROUP_PRIVACY = ("f-DP group privacy on the whole mechanism's trade-off curve f, since "
+                 "{why}: the unit's curve is 1 − (1 − f)^∘k, k-fold composition (Dong, Roth "
+                 "& Su 2022, Thm 2.14), bounded towards the attacker between nodes "
+                 "(docs/math.md §8)")
+
+
+def unit_routes(model: Spec) -> list[str]:
+    """How a unit of several records was accounted (``privspec.spec.group.ROUTES``):
+    "group-privacy" alone, or "scaled" and/or "mixture"; none for one record."""
+    if model.records_per_unit == 1:
+        return []
+    if group_iterations(model) > 1:
+        return ["group-privacy"]
+    return sorted(group_routes(spec_event(model)), key=ROUTES.index)
 
 
 def _group_method(model: Spec) -> str:
-    """Which of ``GROUP_SCALED`` and ``GROUP_MIXTURE`` the unit's accounting used."""
-    routes = group_routes(spec_event(model))
+    """Which of ``GROUP_SCALED``, ``GROUP_MIXTURE`` and ``GROUP_PRIVACY`` the unit's
+    accounting used."""
+    routes = unit_routes(model)
+    if routes == ["group-privacy"]:
+        return GROUP_PRIVACY.format(why=_why_iterated(model))
     return "; ".join(words for route, words in (("scaled", GROUP_SCALED),
                                                 ("mixture", GROUP_MIXTURE)) if route in routes)
+
+
+def _why_iterated(model: Spec) -> str:
+    """Which releases have no form of their own for a unit, in words."""
+    replace_one = model.neighbouring == "replace-one"
+    kinds = sorted({kind for _, kind, block in walk(model.mechanism)
+                    if kind not in ("repeat", "compose")
+                    and not has_group_form(KINDS[kind].event(block, event_of), replace_one)})
+    what = " and ".join(f"'{kind}'" for kind in kinds)
+    return f"{what} {'has' if len(kinds) == 1 else 'have'} no scaled or mixture form" + (
+        " under replace-one" if replace_one else "")
 
 
 #: The closed-form μ-GDP of plain Gaussian releases (exact) and the closed-form bound
@@ -412,7 +450,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
     accounted = account(model)
     if accounted.exact_mu is not None:
         return gaussian_report(model, accounted.exact_mu, accounted, path, spec_path)
-    curve = curve_from_pmfs(accounted.pmfs)
+    curve = group_curve(curve_from_pmfs(accounted.pmfs), accounted.group)
     figures = _figures(curve, model)
     numbers = figures.numbers
     bounded = _bound_report(model, accounted, figures.mu, path, spec_path)
@@ -431,10 +469,15 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
     pure = [e for e in (_pure_epsilon(accounted, model), bound.epsilon)
             if e is not None and math.isfinite(e)]
     pure_epsilon = min(pure) if pure else None
+    def numerical(deltas: list[float]) -> list[float]:
+        # A unit's iterated curve has no accountant's profile: ε(δ) from the curve itself.
+        if accounted.group > 1:
+            return curve_epsilons(curve, deltas)
+        return epsilons_for_deltas(curve.points, deltas)
+
     epsilons, published = _epsilons(
-        model, lambda deltas: [min(numerical, _bound_epsilon(bound, d)) for d, numerical
-                               in zip(deltas, epsilons_for_deltas(curve.points, deltas),
-                                      strict=True)],
+        model, lambda deltas: [min(ours, _bound_epsilon(bound, d)) for d, ours
+                               in zip(deltas, numerical(deltas), strict=True)],
         pure_epsilon)
     versions = package_versions()
     tradeoff = _tradeoff_rows(curve, options.alphas, figures.mu)

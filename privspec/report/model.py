@@ -253,6 +253,11 @@ class Report(_Frozen):
     records_per_unit: int = Field(
         1, description="The most records one unit contributes, as the spec states it; the "
         "figures hold for the whole unit. Left out when the spec does not state it (1).")
+    unit_routes: list[Literal["scaled", "mixture", "group-privacy"]] = Field(
+        [], description="How a unit of several records was accounted: 'scaled' (each "
+        "additive release's sensitivity times k), 'mixture' (each Poisson-sampled Gaussian "
+        "as a mixture of Gaussians) or 'group-privacy' (f-DP group privacy on the whole "
+        "mechanism's curve). Left out for one record per unit.")
     neighbouring: Literal["add-or-remove", "replace-one", "zero-out"]
     mechanism: MechanismSummary
     scope: ReportScope | None = Field(
@@ -285,6 +290,7 @@ class Report(_Frozen):
         data: dict[str, Any] = handler(self)
         if self.records_per_unit == 1:
             data.pop("records_per_unit", None)
+            data.pop("unit_routes", None)
         if self.audit is None:
             data.pop("audit", None)
         return data

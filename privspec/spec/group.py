@@ -1,11 +1,12 @@
 """Who is protected: a unit (the spec's ``unit:``) that contributes up to k records.
 
 ``grouped(event, k)`` turns what one record's neighbours release into what one unit's
-do, where privspec accounts it exactly: an additive release with a per-record
-sensitivity Δ moves by at most k·Δ (so a Gaussian's μ is kΔ/σ); a Poisson-sampled
-Gaussian samples Binomial(k, q) of the unit's records, a mixture of Gaussians (Ganesh
-2024, arXiv:2401.10294, Thm 3.1).  ``group_problem`` says, for the mechanism as
-written, where that is not accounted yet (the spec is refused there).
+do, where privspec accounts it release by release: an additive release with a
+per-record sensitivity Δ moves by at most k·Δ (so a Gaussian's μ is kΔ/σ); a
+Poisson-sampled Gaussian samples Binomial(k, q) of the unit's records, a mixture of
+Gaussians (Ganesh 2024, arXiv:2401.10294, Thm 3.1).  Any other mechanism is accounted
+by f-DP group privacy on the whole mechanism's curve (``iterated``; Dong, Roth & Su
+2022, Thm 2.14: ``privspec.numerics.group_privacy``).
 """
 
 from __future__ import annotations
@@ -13,23 +14,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any, get_args
 
 from privspec.spec import events as ev
-from privspec.spec.kinds import KINDS
-from privspec.spec.kinds.dpsgd import Sampling
 
 #: Words of ``unit:`` that name a person-like unit, who may well hold many records.
 PERSON_WORDS = ("person", "people", "user", "patient", "respondent", "household",
                 "individual", "client", "device", "customer")
-
-#: Kinds whose release moves by at most k times its per-record sensitivity.
-SCALED_KINDS = ("gaussian", "laplace", "discrete_gaussian", "discrete_laplace")
-
-_ACCOUNTED = ("accounted for units of several records: gaussian, laplace, "
-              "discrete_gaussian and discrete_laplace on the whole dataset, a gaussian "
-              "under poisson_sampled and dpsgd with Poisson sampling (add-or-remove or "
-              "zero-out), and repeat or compose of these")
 
 
 def person_word(unit: str) -> str | None:
@@ -43,52 +33,38 @@ def person_word(unit: str) -> str | None:
     return None
 
 
-def _kind_of(node: Any) -> str | None:
-    """The kind of a mechanism as written, when it is one privspec knows."""
-    if isinstance(node, dict) and len(node) == 1:
-        kind = next(iter(node))
-        return kind if kind in KINDS else None
-    return None
+#: How a unit's releases are accounted: each additive release's sensitivity scaled by k,
+#: each Poisson-sampled Gaussian as a mixture, or the whole mechanism's curve iterated.
+ROUTES = ("scaled", "mixture", "group-privacy")
 
 
-def group_problem(kind: str, fields: Any, relation: str, records: int,
-                  sampled: bool) -> str | None:
-    """Why a mechanism node of ``kind`` (its ``fields`` as written) cannot be accounted
-    for units of ``records`` > 1 records under ``relation``; None when it can or when
-    ``records`` is 1.  ``sampled``: the node runs under a sampling node (which is
-    judged, with it, on its own).  Malformed fields are left to their own errors."""
-    if records == 1 or sampled or kind in ("repeat", "compose", *SCALED_KINDS):
-        return None
-    if kind in ("poisson_sampled", "dpsgd") and not isinstance(fields, dict):
-        return None
-    if kind == "poisson_sampled":
-        inner = _kind_of(fields.get("mechanism"))
-        if inner is None:
-            return None
-        if inner != "gaussian":
-            return _refusal(records, f"poisson_sampled over '{inner}'")
-    if kind == "dpsgd":
-        sampling = fields.get("sampling", "poisson")
-        if sampling not in get_args(Sampling):
-            return None
-        if sampling != "poisson":
-            return _refusal(records, f"dpsgd with '{sampling}' batches")
-    if kind in ("poisson_sampled", "dpsgd"):
-        return (_refusal(records, f"{kind} under replace-one neighbours")
-                if relation == "replace-one" else None)
-    return _refusal(records, f"'{kind}'")
+def has_group_form(event: ev.Event, replace_one: bool) -> bool:
+    """Whether every release of ``event`` is accounted for a unit release by release by
+    ``grouped``: an unsampled additive release, or a Poisson-sampled Gaussian under
+    add-or-remove or zero-out (its mixture)."""
+    if isinstance(event, ev.ComposedEvent):
+        return all(has_group_form(stage, replace_one) for stage, _ in event.stages)
+    if isinstance(event, ev.RepeatedEvent):
+        return has_group_form(event.event, replace_one)
+    if isinstance(event, ev.SampledEvent):
+        return (event.scheme == "poisson" and not replace_one
+                and isinstance(event.event, ev.GaussianEvent))
+    return isinstance(event, ev.GaussianEvent | ev.LaplaceEvent | ev.DiscreteGaussianEvent
+                      | ev.DiscreteLaplaceEvent)
 
 
-def _refusal(records: int, what: str) -> str:
-    return (f"records_per_unit {records} is not yet accounted for {what}; state "
-            f"records_per_unit: 1 with a unit that is one record, or use a mechanism "
-            f"{_ACCOUNTED}")
+def iterated(event: ev.Event, records: int, replace_one: bool) -> bool:
+    """Whether a unit of ``records`` records is accounted by f-DP group privacy on the
+    whole curve of ``event`` (one record's mechanism): when some release has no form of
+    its own for a unit (``has_group_form``).  Group privacy is applied after
+    composition, to the curve of the whole mechanism, never release by release."""
+    return records > 1 and not has_group_form(event, replace_one)
 
 
 def group_routes(event: ev.Event) -> set[str]:
     """How a unit's releases in ``event`` (from ``grouped``) are accounted: "mixture"
     for a Poisson-sampled Gaussian's mixture, "scaled" for a release whose sensitivity
-    was scaled by k."""
+    was scaled by k (``ROUTES``; "group-privacy" is the whole mechanism's, ``iterated``)."""
     if isinstance(event, ev.ComposedEvent):
         return set().union(*(group_routes(stage) for stage, _ in event.stages))
     if isinstance(event, ev.RepeatedEvent):
@@ -98,7 +74,7 @@ def group_routes(event: ev.Event) -> set[str]:
 
 def grouped(event: ev.Event, records: int) -> ev.Event:
     """What ``event`` releases about one unit of ``records`` records, for the events
-    ``group_problem`` accepts (ValueError for any other)."""
+    ``has_group_form`` accepts (ValueError for any other)."""
     if records == 1:
         return event
     if isinstance(event, ev.ComposedEvent):

@@ -29,7 +29,6 @@ from privspec.spec.base import SPEC_FILE
 from privspec.spec.diagnostics import Diagnostic, SpecError
 from privspec.spec.messages import diagnostics_from_errors, path_to_str
 from privspec.spec.models import (
-    MAX_RECORDS_PER_UNIT,
     RELATION_CHECKED_BY_CALLER,
     Relation,
     Spec,
@@ -70,15 +69,7 @@ def _relation_errors(data: Any) -> list[ErrorDetails]:
         return []
     return [ErrorDetails(type="spec_conflict", loc=("mechanism", *path), msg=message,
                          input=None)
-            for path, message in relation_problems(data.get("mechanism"), relation,
-                                                   _records_per_unit(data))]
-
-
-def _records_per_unit(data: dict[str, Any]) -> int:
-    """``records_per_unit`` as written when it is valid, else 1 (its own error says why)."""
-    records = data.get("records_per_unit", 1)
-    valid = isinstance(records, int) and not isinstance(records, bool)
-    return records if valid and 1 <= records <= MAX_RECORDS_PER_UNIT else 1
+            for path, message in relation_problems(data.get("mechanism"), relation)]
 
 
 def _conflict_errors(data: Any) -> list[ErrorDetails]:

@@ -46,7 +46,7 @@ from privspec.spec.base import (
 from privspec.spec.base import conflict as _conflict
 from privspec.spec.base import raise_if as _raise_if
 from privspec.spec.events import Event
-from privspec.spec.group import group_problem, grouped
+from privspec.spec.group import grouped, iterated
 from privspec.spec.kind import NODE_TYPES, Mechanism, _kind_of
 from privspec.spec.kind import _Node as _Node  # (the other stages read it here)
 from privspec.spec.kinds import KINDS
@@ -76,8 +76,8 @@ __all__ = [
     "DPSGD", "MAX_DATASET_SIZE", "MAX_REPETITIONS", "MECHANISM_KINDS", "NODE_TYPES",
     "ApproximateDP", "DiscreteGaussian", "DiscreteLaplace", "FixedSizeSampled", "Gaussian",
     "Laplace", "Mechanism", "PoissonSampled", "PureDP", "RandomizedResponse", "Repeat",
-    "Spec", "Stage", "conflicts_beside_field_errors", "event_of", "spec_event", "steps_from_epochs",
-    "walk",
+    "Spec", "Stage", "conflicts_beside_field_errors", "event_of", "group_iterations",
+    "spec_event", "steps_from_epochs", "walk",
 ]
 
 
@@ -99,8 +99,20 @@ def event_of(node: _Node) -> Event:
 
 def spec_event(spec: Spec) -> Event:
     """What the spec's mechanism releases about one unit (``records_per_unit`` records
-    of it: ``privspec.spec.group.grouped``): what every accounting starts from."""
-    return grouped(event_of(spec.mechanism), spec.records_per_unit)
+    of it: ``privspec.spec.group.grouped``), what every accounting starts from; one
+    record's when the unit's curve is one record's iterated (``group_iterations``)."""
+    event = event_of(spec.mechanism)
+    if group_iterations(spec) > 1:
+        return event
+    return grouped(event, spec.records_per_unit)
+
+
+def group_iterations(spec: Spec) -> int:
+    """k when a unit of k records is accounted by f-DP group privacy on the curve of the
+    whole per-record mechanism (``privspec.spec.group.iterated``), else 1."""
+    records = spec.records_per_unit
+    replace_one = spec.neighbouring == "replace-one"
+    return records if iterated(event_of(spec.mechanism), records, replace_one) else 1
 
 
 # ---------------------------------------------------------------------------
@@ -277,9 +289,9 @@ class Spec(_Strict):
         "guarantee is stated for the unit: an additive release with a per-record "
         "sensitivity Δ moves by at most k·Δ (group privacy, Dong, Roth & Su 2022), and a "
         "Poisson-sampled Gaussian or DP-SGD step samples Binomial(k, q) of the unit's "
-        "records, a mixture of Gaussians (Ganesh 2024, arXiv:2401.10294). Other kinds, "
-        "and sampling under replace-one, are refused for k > 1 for now. Default 1: the "
-        "unit is one record.")
+        "records, a mixture of Gaussians (Ganesh 2024, arXiv:2401.10294). Any other "
+        "mechanism is accounted by f-DP group privacy on its whole trade-off curve (Dong, "
+        "Roth & Su 2022, Thm 2.14). Default 1: the unit is one record.")
     neighbouring: Relation = Field(
         description="Neighbouring datasets: 'add-or-remove' (one record added or removed), "
         "'replace-one' (one record replaced by another) or 'zero-out' (one record replaced "
@@ -375,7 +387,7 @@ class Spec(_Strict):
             InitErrorDetails(type=PydanticCustomError("spec_conflict", message),
                              loc=("mechanism", *path), input=None)
             for path, message in relation_problems(self.mechanism.model_dump(),
-                                                   self.neighbouring, self.records_per_unit)
+                                                   self.neighbouring)
         ]
         _raise_if(problems, "Spec")
         return self
@@ -434,26 +446,19 @@ def _get(data: Any, name: str) -> Any:
     return data.get(name) if isinstance(data, dict) else None
 
 
-def relation_problems(mechanism: Any, relation: str, records: int = 1
+def relation_problems(mechanism: Any, relation: str
                       ) -> list[tuple[tuple[str | int, ...], str]]:
-    """Mechanisms that cannot be accounted under ``relation``, sampling of kinds whose
-    amplification privspec cannot account (docs/math.md §6), and kinds not accounted
-    for units of ``records`` records (``privspec.spec.group.group_problem``).
+    """Mechanisms that cannot be accounted under ``relation``, and sampling of kinds whose
+    amplification privspec cannot account (docs/math.md §6).
 
     Reads the mechanism as written (a validated one through ``model_dump``), so that the
     loader can report these next to field errors elsewhere in the spec instead of after
     they are fixed.
     """
     problems: list[tuple[tuple[str | int, ...], str]] = []
-    sampled: set[tuple[str | int, ...]] = set()  # the paths of mechanisms under sampling
     for path, kind, fields in _walk_written(mechanism):
         here = (*path, kind)
         declared = KINDS[kind]
-        if declared.sampling is not None:
-            sampled.add((*here, "mechanism"))
-        group = group_problem(kind, fields, relation, records, path in sampled)
-        if group is not None:
-            problems.append((here, group))
         if declared.sampling is not None:
             inner = _get(fields, "mechanism")
             inner_kind = _kind_of(inner)

@@ -25,7 +25,7 @@ from privspec.errors import PrivspecError
 from privspec.spec import events as ev
 from privspec.spec.base import MAX_DATASET_SIZE
 from privspec.spec.group import binomial_weights
-from privspec.spec.models import Spec, spec_event
+from privspec.spec.models import Spec, group_iterations, spec_event
 
 _MODULE = "dp_accounting.dp_event"
 
@@ -129,6 +129,13 @@ def export_dp_event(spec: Spec) -> Export:
     under (``ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``)."""
     replace_one = spec.neighbouring == "replace-one"
     notes: list[str] = []
+    if group_iterations(spec) > 1:
+        notes.append(f"a unit of {spec.records_per_unit:,} records is accounted by f-DP "
+                     "group privacy on the whole mechanism's curve, which no dp-accounting "
+                     "event describes: it is exported as UnsupportedDpEvent, which its "
+                     "accountants refuse")
+        relation = "REPLACE_ONE" if replace_one else "ADD_OR_REMOVE_ONE"
+        return Export(_named("UnsupportedDpEvent"), relation, notes)
     event = _event(spec_event(spec), replace_one, notes)
     if replace_one and any(not e.clipped for e in _gaussians(spec_event(spec))):
         notes.append("under REPLACE_ONE dp-accounting doubles every Gaussian's shift; a "
