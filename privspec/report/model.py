@@ -192,6 +192,16 @@ class Calibrated(_Frozen):
     targets: list[str]
 
 
+class GroupRow(_Frozen):
+    """The guarantee for a group of ``size`` records of one unit (the spec evaluated with
+    records_per_unit = size, at the report's discretization)."""
+
+    size: int = Field(description="Records in the group: 1, 2, 4, … and the unit's k.")
+    mu: float | None = Field(description="μ for the group; null when no finite μ exists.")
+    epsilon: float | None = Field(
+        description="ε at the report's first δ for the group; null when unbounded.")
+
+
 class Report(_Frozen):
     """The evaluated privacy report of one spec."""
 
@@ -203,7 +213,14 @@ class Report(_Frozen):
     records_per_unit: int = Field(
         1, description="The most records one unit contributes, as the spec states it; the "
         "figures hold for the whole unit. Left out when the spec does not state it (1).")
+    unit_level: bool = Field(
+        False, description="Whether the mechanism samples and bounds units, not records "
+        "(user-level sampling): its counts count units. Left out when false.")
     neighbouring: Literal["add-or-remove", "replace-one", "zero-out"]
+    groups: list[GroupRow] = Field(
+        default_factory=list, description="For a unit of k > 1 records: the guarantee "
+        "for groups of 1, 2, 4, … and k of its records, at the first δ of 'epsilons'. "
+        "Left out when empty.")
     mechanism: MechanismSummary
     scope: ReportScope | None = Field(
         None, description="What the guarantee covers, when the spec says (its scope:).")
@@ -227,11 +244,16 @@ class Report(_Frozen):
     @model_serializer(mode="wrap")
     def _without_one_record_per_unit(self, handler: SerializerFunctionWrapHandler
                                      ) -> dict[str, Any]:
-        """The JSON, without ``records_per_unit`` when it is 1 (a report of one record per
-        unit reads as it did before the field)."""
+        """The JSON, without ``records_per_unit`` when it is 1, ``unit_level`` when
+        false and ``groups`` when empty (a report of one record per unit reads as it did
+        before the fields)."""
         data: dict[str, Any] = handler(self)
         if self.records_per_unit == 1:
             data.pop("records_per_unit", None)
+        if not self.unit_level:
+            data.pop("unit_level", None)
+        if not self.groups:
+            data.pop("groups", None)
         return data
 
     def _repr_markdown_(self) -> str:
