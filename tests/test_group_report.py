@@ -13,7 +13,6 @@ import pytest
 import privspec
 from privspec.cli.app import main
 from privspec.render import render
-from privspec.report.cache import group_sizes
 from privspec.report.render import risk_text
 from privspec.spec.diagnostics import SpecError
 from privspec.spec.loader import load_spec_text
@@ -112,6 +111,8 @@ def test_every_risk_sentence_names_the_unit_with_its_records(form: str) -> None:
 
 
 def test_group_sizes_are_powers_of_two_and_k() -> None:
+    from privspec.report.cache import group_sizes
+
     assert group_sizes(1) == [1]
     assert group_sizes(2) == [1, 2]
     assert group_sizes(5) == [1, 2, 4, 5]
