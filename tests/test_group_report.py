@@ -143,12 +143,18 @@ def test_the_group_table_evaluates_each_size_by_the_same_route() -> None:
 # -- 4. the commands -------------------------------------------------------------------
 
 
-def test_calibrate_holds_the_target_for_the_whole_unit() -> None:
+def test_calibrate_holds_the_target_for_the_whole_unit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     one = calibrate(_data({"gaussian": {"sigma": 1.0}}, records_per_unit=1), "sigma",
                     ["mu=0.5"])
     four = calibrate(_data({"gaussian": {"sigma": 1.0}}, records_per_unit=4), "sigma",
                      ["mu=0.5"])
     assert one.value == pytest.approx(2.0) and four.value == pytest.approx(8.0)
+    path = tmp_path / "s.privspec.yaml"
+    path.write_text(_yaml(_data({"gaussian": {"sigma": 1.0}}, records_per_unit=4)),
+                    encoding="utf-8")
+    assert main(["--no-cache", "calibrate", str(path), "--vary", "sigma", "-t", "mu=0.5"]) == 0
+    assert "  achieves for one patient with up to 4 records: μ = 0.5," in capsys.readouterr().out
 
 
 def test_check_names_the_unit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
