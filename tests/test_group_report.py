@@ -140,6 +140,24 @@ def test_the_group_table_evaluates_each_size_by_the_same_route() -> None:
     assert "Groups of records" not in render(one, "markdown")
 
 
+def test_the_summary_table_names_who_each_row_protects(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = []
+    for name, extra in (("records", {"records_per_unit": 4}), ("users", {"unit_level": True}),
+                        ("plain", {})):
+        path = tmp_path / f"{name}.privspec.yaml"
+        path.write_text(_yaml({**_data(_GAUSSIAN, "one *patient*", **extra), "title": name}),
+                        encoding="utf-8")
+        paths.append(str(path))
+    assert main(["--no-cache", "table", *paths]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert rows[1].startswith(r"| records (protects one \*patient\* with up to 4 records) |")
+    assert rows[2].startswith(r"| users (protects one \*patient\*, sampled and bounded as one) |")
+    assert rows[3].startswith("| plain |")
+    assert main(["--no-cache", "table", *paths, "-f", "latex"]) == 0
+    assert "(protects one *patient* with up to 4 records)" in capsys.readouterr().out
+
+
 # -- 4. the commands -------------------------------------------------------------------
 
 
