@@ -15,7 +15,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def example_report(stem: str) -> Report:
     """The report of ``examples/<stem>.privspec.yaml`` as ``privspec render`` makes it
     from the repository's root."""
-    from privspec.report.evaluation import evaluate
+    from privspec.report.cache import evaluate  # (with the group table, as render's)
 
     return evaluate(EXAMPLES / f"{stem}.privspec.yaml",
                     spec_path=f"examples/{stem}.privspec.yaml")

@@ -21,7 +21,7 @@ from privspec.numerics import composition
 from privspec.numerics.composition import DIRECT_WIDTH, compose
 from privspec.numerics.curve import LossPMF, pmfs_from_pld
 from privspec.numerics.portable_pld import discrete_gaussian_pld, discrete_loss_pld, gaussian_pld
-from privspec.report.evaluation import evaluate
+from privspec.report.cache import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,11 +154,11 @@ _LEVELS = ("X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR")
 _RENDER_SCRIPT = f"LEVELS = {_LEVELS!r}\n" + """
 import json, sys
 from numpy._core._multiarray_umath import __cpu_features__ as features
-from privspec.report.evaluation import evaluate
+from privspec.report.cache import evaluate
 from privspec.report.render import render
 out = {"levels": {name: bool(features.get(name, False)) for name in LEVELS}}
 for path in sys.argv[1:]:
-    report = evaluate(path, spec_path=path)
+    report = evaluate(path, spec_path=path, cache=False)  # (group tables too)
     out[path] = "".join(render(report, form) for form in ("markdown", "latex", "html"))
 print(json.dumps(out))
 """

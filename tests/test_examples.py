@@ -104,6 +104,20 @@ def test_cifar10_example_matches_math_md_section_7() -> None:
     assert report.published is not None and report.published.epsilon == 8
 
 
+def test_user_level_example_protects_the_user_with_a_group_table() -> None:
+    """DP-SGD at noise 2, rate 0.01, 1,000 steps, for a user with up to 8 examples: the
+    group table grows from one example's μ (above the CLT's √1000·q·√(e^¼ − 1) ≈ 0.169,
+    Dong, Roth & Su 2022) to the report's, about 8 times it."""
+    report = evaluated("user-level-email-model.privspec.yaml")
+    assert report.records_per_unit == 8 and report.gdp.tier == 2
+    assert [row.size for row in report.groups] == [1, 2, 4, 8]
+    mus = [row.mu for row in report.groups]
+    assert mus[0] is not None and 0.177 <= mus[0] <= 0.179
+    assert report.gdp.mu is not None and 1.42 <= report.gdp.mu <= 1.43
+    assert mus[-1] == report.gdp.mu and mus == sorted(mus)  # type: ignore[type-var]
+    assert report.epsilons[0].epsilon == pytest.approx(6.46, abs=0.01)
+
+
 def test_the_readme_gallery_prints_what_the_reports_print() -> None:
     """The README's gallery row of each example has the μ, regret and tier its report
     prints (a regret below the composition's resolution as the same bound)."""

@@ -87,7 +87,9 @@ def test_every_example_renders_a_record_the_registry_accepts(example: Path) -> N
     record = yaml.safe_load(text)
     jsonschema.validate(record, SCHEMA, format_checker=jsonschema.FormatChecker())
     loss = record["deployment"]["privacy_loss"]
-    assert loss["privacy_unit"] == report.unit
+    records = report.records_per_unit
+    assert loss["privacy_unit"] == report.unit + (f" with up to {records:,} records"
+                                                  if records > 1 else "")
     details = loss["privacy_parameters_details"]
     variant = record["deployment"]["dp_variant"]["variant_name"]
     if report.pure_epsilon is not None:

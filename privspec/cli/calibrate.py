@@ -39,8 +39,10 @@ def _text(calibration: Calibration, label: str, previous: str, edit_line: int | 
     from privspec.report import formatting as fmt
     from privspec.spec.diagnostics import printable
     from privspec.spec.editing import written_number
+    from privspec.spec.group import for_whom
 
     report, knob = calibration.report, calibration.knob
+    whom = for_whom(report.unit, report.records_per_unit, report.unit_level)
     value = written_number(calibration.value)
     gdp = report.gdp
     head = (f"μ = {fmt.fmt_mu(gdp.mu)}" if gdp.mu is not None else "no finite μ")
@@ -57,7 +59,8 @@ def _text(calibration: Calibration, label: str, previous: str, edit_line: int | 
     where = f"line {edit_line}: " if edit_line else ""
     lines = [
         f"{printable(label)}: {knob} = {value} meets every target (was {previous}); {edge}.",
-        f"  achieves: {head}, advantage {fmt.fmt_advantage(gdp.advantage)}; {epsilons}",
+        f"  achieves{printable(whom)}: {head}, advantage "
+        f"{fmt.fmt_advantage(gdp.advantage)}; {epsilons}",
         "  targets: " + "; ".join(_figure(calibration, t) for t in calibration.targets)
         + f" (binding: {calibration.binding})",
         f"  change: {where}{knob.field}: {previous} → {value}",

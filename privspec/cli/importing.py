@@ -76,16 +76,18 @@ def _positive(value: float) -> float:
 
 
 def _said(unit: str, neighbouring: Relation | None, sampling: Sampling, title: str | None,
-          default_title: str, partial_batch: PartialBatch | None = None) -> object:
+          default_title: str, partial_batch: PartialBatch | None = None,
+          unit_level: bool = False) -> object:
     from privspec.workflows.importing import Assertions
 
     return Assertions(unit=unit, neighbouring=None if neighbouring is None else
                       neighbouring.value, sampling=sampling.value, title=title or default_title,
-                      partial_batch=None if partial_batch is None else partial_batch.value)
+                      partial_batch=None if partial_batch is None else partial_batch.value,
+                      unit_level=unit_level)
 
 
 def _run(source: str, path: str, unit: str, neighbouring: Relation | None, sampling: Sampling,
-         title: str | None, output: str | None) -> None:
+         title: str | None, output: str | None, unit_level: bool = False) -> None:
     import os
 
     from privspec.cli.output import fail
@@ -101,7 +103,8 @@ def _run(source: str, path: str, unit: str, neighbouring: Relation | None, sampl
              "jax-privacy": from_jax_privacy}[source]
     try:
         record, digest = read_record(path, source)
-        said = _said(unit, neighbouring, sampling, title, f"Imported from {os.path.basename(path)}")
+        said = _said(unit, neighbouring, sampling, title, f"Imported from {os.path.basename(path)}",
+                     unit_level=unit_level)
         imported = build(record, digest, os.path.basename(path), said)  # type: ignore[arg-type]
     except OSError as error:
         raise fail("import", f"{path}: cannot read the file: {error.strerror or error}") from None
@@ -143,12 +146,18 @@ def jax_privacy(path: Annotated[str, typer.Argument(
         metavar="FILE.json", help="jax_privacy's DpParams fields and num_updates as JSON: "
         "noise_multipliers, num_samples, batch_size (or per_device_batch_size, num_devices "
         "and gradient_accumulation_steps), num_updates, optionally "
-        "batch_size_scale_schedule and sampling_method.")],
+        "batch_size_scale_schedule, sampling_method and examples_per_user (the spec's "
+        "records_per_unit).")],
                 unit: Unit, neighbouring: Neighbouring, sampling: Sampled, title: Title = None,
-                output: Output = None) -> None:
+                output: Output = None,
+                unit_level: Annotated[bool, typer.Option(
+                    "--unit-level", help="The run sampled users (units), not examples, and "
+                    "clipped each user's whole contribution as one (user-level sampling, "
+                    "jax_privacy's UserSelectionStrategy): num_samples and the batch count "
+                    "users; the spec says unit_level: true.")] = False) -> None:
     """jax_privacy: each run of updates with one noise multiplier and one logical batch a
     DP-SGD stage (gradient accumulation multiplies the batch)."""
-    _run("jax-privacy", path, unit, neighbouring, sampling, title, output)
+    _run("jax-privacy", path, unit, neighbouring, sampling, title, output, unit_level)
 
 
 @app.command("tf-privacy")

@@ -295,6 +295,7 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
     return Report(
         title=model.title, description=model.description, unit=model.unit,
         records_per_unit=records, unit_routes=unit_routes(model),
+        unit_level=model.unit_level,
         neighbouring=model.neighbouring,
         mechanism=summarize_mechanism(model, _stage_mus(accounted, model)),
         scope=None if model.scope is None else ReportScope(**model.scope.model_dump()),
@@ -306,11 +307,11 @@ def _report(model: Spec, accounted: Accounted, path: str | None, spec_path: str 
 
 
 def _unit_caveats(model: Spec) -> list[Caveat]:
-    """The caveat of a unit that names a person over training examples (DP-SGD's records)
-    without stating how many records one holds (``privspec.spec.group.PERSON_WORDS``)."""
+    """The caveat of a unit that names a person (``privspec.spec.group.PERSON_WORDS``)
+    without stating how many records one holds or that the mechanism samples and bounds
+    units as one."""
     word = person_word(model.unit)
-    if (word is None or "records_per_unit" in model.model_fields_set
-            or not any(kind == "dpsgd" for _, kind, _ in walk(model.mechanism))):
+    if word is None or {"records_per_unit", "unit_level"} & model.model_fields_set:
         return []
     return [caveat("report/unit-bound-unstated", word=word)]
 

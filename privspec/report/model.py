@@ -240,6 +240,14 @@ class Audit(_Frozen):
     clearest_contradiction: AuditBox | None = Field(
         description="The box farthest above the certified curve; null without a contradiction.")
     boxes: list[AuditBox]
+class GroupRow(_Frozen):
+    """The guarantee for a group of ``size`` records of one unit (the spec evaluated with
+    records_per_unit = size, at the report's discretization)."""
+
+    size: int = Field(description="Records in the group: 1, 2, 4, … and the unit's k.")
+    mu: float | None = Field(description="μ for the group; null when no finite μ exists.")
+    epsilon: float | None = Field(
+        description="ε at the report's first δ for the group; null when unbounded.")
 
 
 class Report(_Frozen):
@@ -258,7 +266,14 @@ class Report(_Frozen):
         "additive release's sensitivity times k), 'mixture' (each Poisson-sampled Gaussian "
         "as a mixture of Gaussians) or 'group-privacy' (f-DP group privacy on the whole "
         "mechanism's curve). Left out for one record per unit.")
+    unit_level: bool = Field(
+        False, description="Whether the mechanism samples and bounds units, not records "
+        "(user-level sampling): its counts count units. Left out when false.")
     neighbouring: Literal["add-or-remove", "replace-one", "zero-out"]
+    groups: list[GroupRow] = Field(
+        default_factory=list, description="For a unit of k > 1 records: the guarantee "
+        "for groups of 1, 2, 4, … and k of its records, at the first δ of 'epsilons'. "
+        "Left out when empty.")
     mechanism: MechanismSummary
     scope: ReportScope | None = Field(
         None, description="What the guarantee covers, when the spec says (its scope:).")
@@ -285,12 +300,17 @@ class Report(_Frozen):
     @model_serializer(mode="wrap")
     def _without_one_record_per_unit(self, handler: SerializerFunctionWrapHandler
                                      ) -> dict[str, Any]:
-        """The JSON, without ``records_per_unit`` when it is 1 and ``audit`` when there is
-        none (such a report reads as it did before the fields)."""
+        """The JSON, without ``records_per_unit`` and ``unit_routes`` when it is 1,
+        ``unit_level`` when false, ``groups`` when empty and ``audit`` when there is none
+        (such a report reads as it did before the fields)."""
         data: dict[str, Any] = handler(self)
         if self.records_per_unit == 1:
             data.pop("records_per_unit", None)
             data.pop("unit_routes", None)
+        if not self.unit_level:
+            data.pop("unit_level", None)
+        if not self.groups:
+            data.pop("groups", None)
         if self.audit is None:
             data.pop("audit", None)
         return data

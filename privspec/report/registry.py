@@ -118,10 +118,14 @@ def registry_record(report: Report) -> dict[str, Any]:
         },
         "dp_variant": dp_variant,
         "privacy_loss": {
-            "privacy_unit": report.unit,
+            "privacy_unit": report.unit + (f" with up to {report.records_per_unit:,} records"
+                                           if report.records_per_unit > 1 else ""),
             "privacy_unit_details": _RELATIONS[report.neighbouring] + (
                 f" One unit contributes at most {report.records_per_unit:,} records, all "
-                "protected together." if report.records_per_unit > 1 else ""),
+                "protected together." if report.records_per_unit > 1 else "") + (
+                " The mechanism samples units, not records, and bounds each one's whole "
+                "contribution (user-level sampling): its counts count units."
+                if report.unit_level else ""),
             "privacy_parameters": parameters,
             "privacy_parameters_details": _gdp_details(report),
         },

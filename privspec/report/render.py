@@ -289,6 +289,7 @@ def text_for(template: str, values: Mapping[str, Any], fmt: str) -> str:
 def risk_text(row: RiskRow, report: Report, part: str, fmt: str) -> str:
     """A risk row's name or sentence (``text/risk.txt.j2``)."""
     return text_for("text/risk.txt.j2", {**row.model_dump(), "part": part, "unit": report.unit,
+                                         "records": report.records_per_unit,
                                          "relation": report.neighbouring}, fmt)
 
 

@@ -38,6 +38,23 @@ def person_word(unit: str) -> str | None:
 ROUTES = ("scaled", "mixture", "group-privacy")
 
 
+def protected_unit(unit: str, records: int, unit_level: bool) -> str:
+    """Who a guarantee protects, in words (plain text: each output escapes it):
+    ``unit``, with its records when there are several, or said to be sampled and
+    bounded as one (``unit_level``)."""
+    if records > 1:
+        return f"{unit} with up to {records:,} records"
+    return f"{unit} (sampled and bounded as one)" if unit_level else unit
+
+
+def for_whom(unit: str, records: int, unit_level: bool) -> str:
+    """" for UNIT with up to k records" (``protected_unit``) after a figure, when the unit
+    is not one record of the mechanism; nothing when it is."""
+    if records == 1 and not unit_level:
+        return ""
+    return " for " + protected_unit(unit, records, unit_level)
+
+
 def has_group_form(event: ev.Event, replace_one: bool) -> bool:
     """Whether every release of ``event`` is accounted for a unit release by release by
     ``grouped``: an unsampled additive release, or a Poisson-sampled Gaussian under

@@ -291,7 +291,15 @@ class Spec(_Strict):
         "Poisson-sampled Gaussian or DP-SGD step samples Binomial(k, q) of the unit's "
         "records, a mixture of Gaussians (Ganesh 2024, arXiv:2401.10294). Any other "
         "mechanism is accounted by f-DP group privacy on its whole trade-off curve (Dong, "
-        "Roth & Su 2022, Thm 2.14). Default 1: the unit is one record.")
+        "Roth & Su 2022, Thm 2.14). Default 1: the unit is one record. Not with unit_level: true.")
+    unit_level: bool = Field(
+        False, strict=True, description="true when the mechanism samples and bounds "
+        "units, not records (user-level sampling): each step samples units (see 'unit') "
+        "and clips or bounds each unit's whole contribution as one, as jax_privacy's "
+        "user-level DP-SGD does. The mechanism's counts (dataset size, batch size, "
+        "sampling rate) then count units, and the ordinary accounting holds for the "
+        "unit, however many records it holds: records_per_unit stays 1. Default false: "
+        "the mechanism samples and bounds records.")
     neighbouring: Relation = Field(
         description="Neighbouring datasets: 'add-or-remove' (one record added or removed), "
         "'replace-one' (one record replaced by another) or 'zero-out' (one record replaced "
@@ -333,13 +341,15 @@ class Spec(_Strict):
     )
 
     @model_serializer(mode="wrap")
-    def _without_unstated_records_per_unit(self, handler: SerializerFunctionWrapHandler
-                                           ) -> dict[str, Any]:
-        """The data, without ``records_per_unit`` when unstated: a spec written before
-        the field keeps its SHA-256 (stating it, even as 1, changes the report)."""
+    def _without_unstated_unit_fields(self, handler: SerializerFunctionWrapHandler
+                                      ) -> dict[str, Any]:
+        """The data, without ``records_per_unit`` and ``unit_level`` when unstated: a spec
+        written before the fields keeps its SHA-256 (stating one, even as its default,
+        changes the report)."""
         data: dict[str, Any] = handler(self)
-        if "records_per_unit" not in self.model_fields_set:
-            data.pop("records_per_unit", None)
+        for name in ("records_per_unit", "unit_level"):
+            if name not in self.model_fields_set:
+                data.pop(name, None)
         return data
 
     @field_validator("privspec", mode="before")
@@ -377,6 +387,18 @@ class Spec(_Strict):
                                  f"{', '.join(note.targets)}, as reports would say: calibrate "
                                  f"again with '{again}', or delete this 'calibrated:' line to "
                                  f"keep {knob.value:g}", note.value)], "Spec")
+        return self
+
+    @model_validator(mode="after")
+    def _check_unit_level(self) -> Spec:
+        """Units sampled and bounded as one are accounted as records: a bound on their
+        records would be accounted a second time."""
+        if self.unit_level and self.records_per_unit > 1:
+            _raise_if([_conflict("records_per_unit", "records_per_unit goes with "
+                                 "unit_level: false; with unit_level: true each unit is "
+                                 "sampled and bounded as one, so the accounting holds for "
+                                 "the unit whatever its records (delete records_per_unit)",
+                                 self.records_per_unit)], "Spec")
         return self
 
     @model_validator(mode="after")

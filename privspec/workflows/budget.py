@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from privspec.report import formatting as fmt
 from privspec.report.render import risk_text
+from privspec.spec.group import for_whom
 from privspec.spec.models import Budget, with_figures
 from privspec.spec.risk import RiskScenario
 
@@ -154,6 +155,7 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
     """
     outcomes = []
     gdp = report.gdp
+    whom = for_whom(report.unit, report.records_per_unit, report.unit_level)
     for limit in limits:
         if limit.kind == "require_tier1":
             ok = gdp.tier == 1
@@ -199,7 +201,7 @@ def check_report(report: Report, limits: list[Limit] | tuple[Limit, ...]) -> lis
         if not ok and limit.kind == "max_advantage":
             shown = fmt.fmt_advantage(actual)
         relation = "within the limit" if ok else "exceeds the limit"
-        message = f"{what} = {shown}{extra} {relation} {_limit_text(limit.value)} ({limit.source})"
+        message = f"{what}{whom} = {shown}{extra} {relation} {_limit_text(limit.value)} ({limit.source})"
         outcomes.append(Outcome(limit, ok, actual, message))
     return outcomes
 
@@ -218,7 +220,7 @@ def check_spec(spec: Spec, extra: list[Limit] | tuple[Limit, ...] = (),
 
     path = None if spec_path is None else os.fspath(spec_path)
     report = evaluate(stating(spec, limits), spec_path=path, memory_budget=memory_budget,
-                      time_budget=time_budget)
+                      time_budget=time_budget, groups=False)
     return check_report(report, limits)
 
 

@@ -474,7 +474,8 @@ def _evaluator(data: dict[str, Any], knob: Knob, parsed: tuple[Target, ...],
         if coarse > 1:
             model = _coarser(model, coarse)
         try:
-            report = evaluate(model, memory_budget=budgets[0], time_budget=budgets[1])
+            report = evaluate(model, memory_budget=budgets[0], time_budget=budgets[1],
+                              groups=False)
         except InternalError:
             raise  # privspec's own failure: a bug to report, not a value to avoid
         except EvaluationError as error:  # refused there: no figure, so no claim

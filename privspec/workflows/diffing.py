@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from privspec.report import formatting as fmt
 from privspec.report.escaping import capfirst, escape_markdown, markdown_code
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
+from privspec.spec.group import protected_unit
 from privspec.spec.loader import path_to_str
 from privspec.spec.models import with_figures
 from privspec.workflows.budget import Limit, stating
@@ -389,6 +390,11 @@ def _detail(verdict: Verdict, rows: list[Row]) -> str:
     return f"{mu_part}; {adv_part}."
 
 
+def _whom(spec: Spec) -> str:
+    """Who ``spec``'s guarantee protects, in words (``group.protected_unit``)."""
+    return protected_unit(spec.unit, spec.records_per_unit, spec.unit_level)
+
+
 def diff_reports(before_spec: Spec, after_spec: Spec, before: Report, after: Report, *,
                  before_label: str, after_label: str) -> SpecDiff:
     """Compare two evaluated specs (their reports should share δ's and α's)."""
@@ -401,6 +407,11 @@ def diff_reports(before_spec: Spec, after_spec: Spec, before: Report, after: Rep
         warnings.append(f"The privacy unit changed ({before_spec.unit!r} → {after_spec.unit!r}): "
                         "the two guarantees protect different things and their numbers are not "
                         "comparable.")
+    elif ((before_spec.records_per_unit, before_spec.unit_level)
+          != (after_spec.records_per_unit, after_spec.unit_level)):
+        warnings.append(f"Who is protected changed ({_whom(before_spec)!r} → "
+                        f"{_whom(after_spec)!r}): the two guarantees protect different "
+                        "things and their numbers are not comparable.")
     rows = _rows(before, after)
     tradeoff = _tradeoff_rows(before, after)
     verdict = _verdict(rows, tradeoff)

@@ -15,12 +15,15 @@ import functools
 import hashlib
 import json
 import math
+import operator
 import os
 import reprlib
 from typing import TYPE_CHECKING, Any
 
 from privspec.errors import PrivspecError
 from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS
+from privspec.spec.group import binomial_weights
+from privspec.spec.models import MAX_RECORDS_PER_UNIT
 from privspec.workflows.builders import spec_file_text, unsafe_character
 
 if TYPE_CHECKING:
@@ -54,6 +57,7 @@ class Assertions:
     sampling: str
     title: str
     partial_batch: str | None = None  # shuffled batches: an epoch's last one kept or dropped
+    unit_level: bool = False  # units sampled, each one's contribution clipped as one
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,17 +202,22 @@ def _dpsgd(noise: float, rate: float, steps: int, sampling: str) -> dict[str, An
                       "sampling": sampling}}
 
 
-def _spec(mechanism: dict[str, Any], said: Assertions, description: str) -> dict[str, Any]:
+def _spec(mechanism: dict[str, Any], said: Assertions, description: str,
+          records: int) -> dict[str, Any]:
     return {"privspec": 1, "title": said.title, "description": description,
-            "unit": said.unit, "neighbouring": said.neighbouring, "mechanism": mechanism}
+            "unit": said.unit, **({"records_per_unit": records} if records > 1 else {}),
+            **({"unit_level": True} if said.unit_level else {}),
+            "neighbouring": said.neighbouring, "mechanism": mechanism}
 
 
 def _asserted(said: Assertions, relation_recorded: bool = False) -> str:
     relation = "" if relation_recorded else f"neighbouring {said.neighbouring}, "
     partial = ("" if said.partial_batch is None
                else f", each epoch's partial last batch {said.partial_batch}")
+    units = (", each batch drawn from units and each unit's contribution clipped as one "
+             "(unit_level: the record's counts count units)" if said.unit_level else "")
     return (f"asserted by the user, not recorded: unit {said.unit!r}, {relation}"
-            f"batches drawn by {said.sampling} sampling{partial}")
+            f"batches drawn by {said.sampling} sampling{partial}{units}")
 
 
 def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) -> Imported:
@@ -249,6 +258,7 @@ def from_opacus(record: Any, digest: str | None, name: str, said: Assertions) ->
 #: What each number of a dp-accounting event must be (``_number``'s limits).
 _EVENT_FIELDS: dict[str, dict[str, Any]] = {
     "noise_multiplier": {"above": 0},
+    "standard_deviation": {"above": 0},
     "noise_parameter": {"above": 0, "most": 1},
     "num_buckets": {"whole": True, "least": 2, "most": 1_000_000},
     "sampling_probability": {"above": 0, "most": 1},
@@ -281,6 +291,8 @@ def _single_mechanism(event: dict[str, Any], path: str, said: Assertions
     if kind == "RandomizedResponseDpEvent":
         return {"randomized_response": {"flip_probability": number("noise_parameter"),
                                         "categories": number("num_buckets")}}
+    if kind == "MixtureOfGaussiansDpEvent":
+        return _unit_mixture(event, path, said)
     if kind == "TruncatedSubsampledGaussianDpEvent":
         if said.sampling != "truncated-poisson":
             raise RecordError(f"{path}: the event accounts truncated Poisson sampling, but "
@@ -291,6 +303,61 @@ def _single_mechanism(event: dict[str, Any], path: str, said: Assertions
                           "truncated_batch_size": number("truncated_batch_size"),
                           "steps": 1, "sampling": said.sampling}}
     return None
+
+
+def _unit_mixture(event: dict[str, Any], path: str, said: Assertions) -> dict[str, Any]:
+    """A Poisson-sampled Gaussian step on a unit of k records, as ``export --dp-event``
+    writes it (``MixtureOfGaussiansDpEvent``: sensitivities 0, 1, …, k, the Binomial(k, q)
+    weights); the spec's ``records_per_unit`` is k (``_records_per_unit``)."""
+    sensitivities, weights = event.get("sensitivities"), event.get("sampling_probs")
+    records = len(sensitivities) - 1 if isinstance(sensitivities, list) else 0
+    if (not 1 <= records <= MAX_RECORDS_PER_UNIT
+            or sensitivities != [float(j) for j in range(records + 1)]
+            or not isinstance(weights, list) or len(weights) != records + 1
+            or not all(isinstance(w, float | int) and 0 <= w <= 1 for w in weights)):
+        raise RecordError(f"{path}: privspec reads a MixtureOfGaussiansDpEvent as one unit's "
+                          f"k records in a Poisson-sampled batch: 'sensitivities' 0, 1, …, k "
+                          f"(k at most {MAX_RECORDS_PER_UNIT:,}) and 'sampling_probs' the "
+                          "k + 1 Binomial(k, q) weights")
+    if said.sampling != "poisson":
+        raise RecordError(f"{path}: the event accounts Poisson sampling, but the batches "
+                          f"were {said.sampling}")
+    mean = math.fsum(j * w for j, w in enumerate(weights)) / records
+    rate = min((float(f"{mean:.12g}"), mean),
+               key=lambda q: max(map(abs, map(operator.sub, binomial_weights(records, q),
+                                              weights))) if 0 < q < 1 else math.inf)
+    if not 0 < rate < 1 or max(abs(a - b) for a, b in
+                               zip(binomial_weights(records, rate), weights, strict=True)) > 1e-12:
+        raise RecordError(f"{path}: 'sampling_probs' are not the Binomial({records}, q) "
+                          "weights of one sampling rate q")
+    return {"poisson_sampled": {"sampling_rate": rate, "mechanism": {"gaussian": {
+        "noise_multiplier": _event_number(event, path, "standard_deviation")}}}}
+
+
+def _records_per_unit(event: Any, path: str) -> int:
+    """k when every release of ``event`` is a mixture of one unit's k records (``1`` when
+    none is); refused when mixtures sit beside other releases or disagree on k (their
+    sensitivities then say nothing certain about a unit's records)."""
+    leaves: list[dict[str, Any]] = []
+    pending = [event]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict) and isinstance(node.get("events"), list):
+            pending.extend(node["events"])
+        elif isinstance(node, dict) and isinstance(node.get("event"), dict):
+            pending.append(node["event"])
+        else:
+            leaves.append(node)
+    sizes = {len(leaf.get("sensitivities") or ()) - 1 for leaf in leaves
+             if isinstance(leaf, dict) and leaf.get("class_name") == "MixtureOfGaussiansDpEvent"}
+    if not sizes:
+        return 1
+    if len(sizes) > 1 or any(not isinstance(leaf, dict) or leaf.get("class_name")
+                             != "MixtureOfGaussiansDpEvent" for leaf in leaves):
+        raise RecordError(f"{path}: mixtures of Gaussians beside other releases, or for "
+                          "units of different sizes: privspec imports one unit's k records "
+                          "only when every release is such a mixture with the same k")
+    return sizes.pop()
 
 
 def _mechanism_of_event(event: Any, path: str, said: Assertions) -> dict[str, Any]:
@@ -375,8 +442,11 @@ def from_dp_event(record: Any, digest: str | None, name: str, said: Assertions
         raise RecordError(f"{name}: the record does not say its neighbouring relation "
                           "(privspec export --dp-event writes it); give --neighbouring")
     mechanism = _mechanism_of_event(event, f"{name}: event", said)
+    records = _records_per_unit(event, f"{name}: event")
+    if records > 1:
+        read += f", whose mixtures are of one unit's {records:,} records (records_per_unit)"
     return _imported(mechanism, said, f"dp-accounting event {name}", digest,
-                     read.format(event.get("class_name")), taken)
+                     read.format(event.get("class_name")), taken, records)
 
 
 def _schedule(value: Any, name: str, key: str) -> list[tuple[int, float]]:
@@ -446,10 +516,28 @@ def from_jax_privacy(record: Any, digest: str | None, name: str, said: Assertion
             "dpsgd": {"noise_multiplier": nm, "batch_size": bs, "dataset_size": examples,
                       "steps": steps, "sampling": said.sampling}}})
     mechanism = stages[0]["mechanism"] if len(stages) == 1 else {"compose": stages}
+    records = _jax_examples_per_user(record, name, said)
     read = (f"num_samples {examples:,}, num_updates {updates:,}, logical batch {batch:,} "
             f"(from {how}), noise multipliers {_shown(record.get('noise_multipliers'))}, "
-            f"sampling_method {method}")
-    return _imported(mechanism, said, f"jax_privacy parameters {name}", digest, read)
+            f"sampling_method {method}" + (f", examples_per_user {records:,} (records_per_unit)"
+                                           if records > 1 else ""))
+    return _imported(mechanism, said, f"jax_privacy parameters {name}", digest, read,
+                     records=records)
+
+
+def _jax_examples_per_user(record: dict[str, Any], name: str, said: Assertions) -> int:
+    """``examples_per_user`` (jax_privacy's user-level accountant: each user has up to k
+    examples, sampled one by one), which is the spec's ``records_per_unit``; 1 unset."""
+    if record.get("examples_per_user") is None:
+        return 1
+    records = int(_number(record["examples_per_user"], f"{name}: examples_per_user",
+                          whole=True, least=1, most=MAX_RECORDS_PER_UNIT))
+    if records > 1 and said.unit_level:
+        raise RecordError(f"{name}: 'examples_per_user' = {records:,} says examples were "
+                          "sampled one by one, each user holding up to that many, but "
+                          "--unit-level says users were sampled and clipped as one; give "
+                          "one of them")
+    return records
 
 
 def _jax_whole(record: dict[str, Any], name: str, key: str) -> int:
@@ -471,8 +559,7 @@ def _jax_sampling_method(record: dict[str, Any], name: str, said: Assertions) ->
     for key, neutral, why in (
             ("truncated_batch_size", (None,), "truncated Poisson sampling is not accounted "
              "yet (dp-accounting's TruncatedSubsampledGaussianDpEvent)"),
-            ("cycle_length", (None, 1), "cyclic Poisson sampling (BandMF) is not accounted"),
-            ("examples_per_user", (None, 1), "user-level accounting is not supported")):
+            ("cycle_length", (None, 1), "cyclic Poisson sampling (BandMF) is not accounted")):
         if record.get(key) not in neutral:
             raise RecordError(f"{name}: '{key}' = {_shown(record[key])}: {why}; privspec reports "
                                "nothing rather than the wrong thing")
@@ -524,13 +611,14 @@ def from_tf_privacy(examples: int, batch: int, epochs: float, noise: float,
 
 
 def _imported(mechanism: dict[str, Any], said: Assertions, source: str,
-              digest: str | None, read: str, relation_recorded: bool = False) -> Imported:
+              digest: str | None, read: str, relation_recorded: bool = False,
+              records: int = 1) -> Imported:
     origin = source + (f" (SHA-256 {digest})" if digest else "")
     asserted = _asserted(said, relation_recorded)
     description = f"Imported by privspec from {origin}. Read from it: {read}; {asserted}."
     lines = [f"Imported by privspec from {origin}.", f"Read from it: {read}.",
              f"{asserted.capitalize()}."]
-    return Imported(_spec(mechanism, said, description), lines)
+    return Imported(_spec(mechanism, said, description, records), lines)
 
 
 def spec_text(imported: Imported) -> str:
