@@ -154,7 +154,7 @@ def _run(grid: Sequence[Point], journal_path: str | None, resume: bool,
     """Every point's row, by index: the journal's, then the rest as they finish (each
     kept in the journal); Ctrl-C exits 130 and a lost worker 2, saying how to resume."""
     from privspec.cli.loading import ProgressLine
-    from privspec.workflows.sweep_runs import Journal, WorkerLost, kept_rows
+    from privspec.workflows.sweep_runs import ClusterUnreachableError, WorkerLostError, kept_rows
 
     kept = None if journal_path is None else _journal_or_exit(journal_path, resume)
     rows = {} if kept is None else kept_rows(kept, grid)
@@ -171,8 +171,10 @@ def _run(grid: Sequence[Point], journal_path: str | None, resume: bool,
                 kept.add(answer)
             if line is not None:
                 line(f"sweep: {len(rows)} of {len(grid)} points", done / len(todo))
-    except (KeyboardInterrupt, WorkerLost) as stop:
+    except (KeyboardInterrupt, WorkerLostError) as stop:
         _stopped(stop, len(rows), len(grid), journal_path)
+    except ClusterUnreachableError as error:
+        raise fail("sweep", printable(str(error))) from None
     finally:
         if hasattr(finished, "close"):
             finished.close()

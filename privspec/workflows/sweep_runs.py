@@ -14,7 +14,7 @@ import functools
 import json
 import os
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from privspec.workflows.sweep import Point, evaluate_point, row_json
 
@@ -27,7 +27,11 @@ ONE_THREAD = {name: "1" for name in (
 Budgets = tuple[float | None, float | None]
 
 
-class WorkerLost(RuntimeError):
+class ClusterUnreachableError(RuntimeError):
+    """No Dask scheduler answers at the address (or the scheduler file) given."""
+
+
+class WorkerLostError(RuntimeError):
     """A worker died (killed, out of memory) or Dask gave a point up; the journal keeps
     every row finished before."""
 
@@ -46,7 +50,7 @@ def default_workers() -> int:
 class Journal:
     """The rows finished so far, appended to ``path`` as they finish."""
 
-    HEADER = {"privspec sweep journal": 1}
+    HEADER: ClassVar[dict[str, int]] = {"privspec sweep journal": 1}
 
     def __init__(self, path: str, resume: bool) -> None:
         self.path = path
@@ -117,7 +121,7 @@ def _worker_started() -> None:
 def on_pool(todo: Sequence[Point], budgets: Budgets, cache: bool,
             workers: int) -> Iterator[dict[str, Any]]:
     """The rows of ``todo`` as they finish on ``workers`` local processes (started with
-    ``spawn``: safe with threads); WorkerLost when a worker dies.  Closing the iterator
+    ``spawn``: safe with threads); WorkerLostError when a worker dies.  Closing the iterator
     (Ctrl-C) cancels the points not started."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -133,7 +137,7 @@ def on_pool(todo: Sequence[Point], budgets: Budgets, cache: bool,
             try:
                 yield future.result()
             except BrokenProcessPool:
-                raise WorkerLost("a worker process died (killed, or out of memory)") from None
+                raise WorkerLostError("a worker process died (killed, or out of memory)") from None
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
 
@@ -141,19 +145,24 @@ def on_pool(todo: Sequence[Point], budgets: Budgets, cache: bool,
 def on_dask(todo: Sequence[Point], budgets: Budgets, cache: bool, address: str | None,
             scheduler_file: str | None) -> Iterator[dict[str, Any]]:
     """The rows of ``todo`` as they finish on the Dask cluster at ``address`` (or named
-    by ``scheduler_file``); Dask reruns the points of a lost worker, and WorkerLost when
+    by ``scheduler_file``); Dask reruns the points of a lost worker, and WorkerLostError when
     it gives one up.  Dask's nannies start workers with one BLAS and OpenMP thread."""
     from distributed import Client, as_completed
     from distributed.scheduler import KilledWorker
 
-    with Client(address, scheduler_file=scheduler_file, set_as_default=False) as client:
+    try:
+        client = Client(address, scheduler_file=scheduler_file)  # type: ignore[no-untyped-call]
+    except (OSError, ValueError) as error:  # no scheduler there, or a bad file
+        raise ClusterUnreachableError(f"cannot reach the Dask scheduler "
+                                 f"{address or scheduler_file}: {error}") from None
+    with client:
         evaluate = functools.partial(evaluate_point, budgets=budgets, cache=cache)
         futures = client.map(evaluate, list(todo), key=[f"privspec-sweep-{p.key}" for p in todo])
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
                 try:
                     yield future.result()
                 except KilledWorker as error:
-                    raise WorkerLost(f"Dask gave a point up: {error}") from None
+                    raise WorkerLostError(f"Dask gave a point up: {error}") from None
         finally:
-            client.cancel(futures)
+            client.cancel(futures)  # type: ignore[no-untyped-call]
