@@ -159,3 +159,20 @@ def test_values_are_lists_or_ranges_and_whole_numbers_for_integer_fields() -> No
     assert all(type(v) is int for v in parse_axis(data, "steps=lin:1:10:3").values)
     with pytest.raises(SweepError, match="takes whole numbers"):
         parse_axis(data, "batch_size=1.5")
+
+
+def test_the_maps_draw_the_tier_boundary_and_are_the_same_bytes_each_time() -> None:
+    from privspec.report.sweep_figures import sweep_figure_bytes
+
+    fields = [("mechanism.dpsgd.noise_multiplier", [0.5, 1.0, 2.0]),
+              ("mechanism.dpsgd.sampling_rate", [0.001, 0.01])]
+    mu = [0.9, 3.0, 0.4, 1.2341, None, 0.5]
+    regret = [0.02, 0.0, 0.005, 0.03, None, 1e-4]
+    svg = sweep_figure_bytes(fields, mu, regret, "svg")
+    assert svg == sweep_figure_bytes(fields, mu, regret, "svg")
+    text = svg.decode()
+    assert "Tier I/II boundary (regret = 0.01)" in text and "noise_multiplier" in text
+    assert ">1.24<" in text.replace(" ", "")  # cells print μ rounded up, as reports do
+    assert sweep_figure_bytes(fields, mu, regret, "svg", threshold=0.001) != svg
+    lines = sweep_figure_bytes(fields[:1], mu[:3], regret[:3], "png")
+    assert lines.startswith(b"\x89PNG")

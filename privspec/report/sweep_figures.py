@@ -46,10 +46,7 @@ def _new_figure(size: tuple[float, float]) -> tuple[Figure, Axes, Axes]:
 
 def _heat_map(figure: Figure, axes: Axes, fields: Sequence[Field], grid: Any, title: str,
               norm: Any, labels: list[list[str]]) -> None:
-    from matplotlib.patheffects import withStroke
-
     (y_name, y_values), (x_name, x_values) = fields
-    outline = withStroke(linewidth=1.6, foreground="black")
     image = axes.imshow(grid, origin="lower", aspect="auto", cmap="viridis", norm=norm,
                         interpolation="nearest")
     axes.grid(False)
@@ -60,8 +57,10 @@ def _heat_map(figure: Figure, axes: Axes, fields: Sequence[Field], grid: Any, ti
     if len(x_values) <= MOST_LABELLED and len(y_values) <= MOST_LABELLED:
         for i, line in enumerate(labels):
             for j, text in enumerate(line):
-                axes.text(j, i, text, ha="center", va="center", fontsize=6, color="white",
-                          path_effects=[outline])
+                red, green, blue, _ = image.cmap(image.norm(grid[i][j]))
+                light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5
+                axes.text(j, i, text, ha="center", va="center", fontsize=6,
+                          color="black" if light else "white")
 
 
 def _heat_maps(fields: Sequence[Field], mu: Sequence[float | None],

@@ -10,8 +10,10 @@ the budgets or privspec changed) is computed again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, ClassVar
@@ -118,21 +120,47 @@ def _worker_started() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """``ONE_THREAD`` in this process's environment while worker processes start (they
+    copy it before they import numpy)."""
+    before = {name: os.environ.get(name) for name in ONE_THREAD}
+    os.environ.update(ONE_THREAD)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` preloading the evaluation's modules (once for every worker), else
+    ``spawn``."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")  # pragma: no cover - Windows
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["privspec.workflows.sweep", "privspec.report.evaluation"])
+    return context
+
+
 def on_pool(todo: Sequence[Point], budgets: Budgets, cache: bool,
             workers: int) -> Iterator[dict[str, Any]]:
-    """The rows of ``todo`` as they finish on ``workers`` local processes (started with
-    ``spawn``: safe with threads); WorkerLostError when a worker dies.  Closing the iterator
-    (Ctrl-C) cancels the points not started."""
-    import multiprocessing
+    """The rows of ``todo`` as they finish on ``workers`` local processes (forked from a
+    fresh server process that imported the numerical stack once, or ``spawn``ed where
+    there is none: both safe with threads); WorkerLostError when a worker dies.  Closing
+    the iterator (Ctrl-C) cancels the points not started."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     executor = ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
-                                   mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_worker_started)
+                                   mp_context=_context(), initializer=_worker_started)
     try:
         evaluate = functools.partial(evaluate_point, budgets=budgets, cache=cache)
-        futures = [executor.submit(evaluate, point) for point in todo]
+        with _one_thread():  # the workers (and their server) start on the first submit
+            futures = [executor.submit(evaluate, point) for point in todo]
         for future in as_completed(futures):
             try:
                 yield future.result()

@@ -1,0 +1,95 @@
+"""``privspec sweep`` on a 16-point DP-SGD grid: --workers 2 against --workers 1, and the
+pool's cost per point against evaluating the same points in one process.  A script, not
+a test.
+
+    python benchmarks/sweep_speed.py [--repeats N]
+
+Every run is a whole process with the report cache off (``PRIVSPEC_NO_CACHE=1``); the
+in-process baseline evaluates the 16 points one after the other in one process with one
+BLAS/OpenMP thread (as the pool's workers have), timed from the start of the process
+and, separately, from after its imports.  Medians of N alternating repeats.  Targets
+(issue 33): speed-up ≥ 1.7, overhead ≤ 10 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DPSGD = ROOT / "examples" / "cifar10-dpsgd-eps8.privspec.yaml"
+GRID = ["--vary", "noise_multiplier=1.0,1.2,1.5,2.0", "--vary", "batch_size=512,1024,2048,4096"]
+ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                     "MKL_NUM_THREADS")}
+IN_PROCESS = """
+import sys, time
+from privspec.spec.loader import load_yaml_text
+from privspec.workflows.sweep import evaluate_point, parse_axes, points
+import privspec.report.evaluation  # the numerical stack, imported before the clock starts
+data = load_yaml_text(open(sys.argv[1]).read())
+grid = points(data, parse_axes(data, sys.argv[2:]), (None, None))
+start = time.perf_counter()
+rows = [evaluate_point(point, (None, None), cache=False) for point in grid]
+assert all(row["status"] == "ok" for row in rows), rows
+print(time.perf_counter() - start)
+"""
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PRIVSPEC_NO_CACHE": "1"}
+
+
+def sweep_seconds(workers: int, folder: str) -> float:
+    """Wall time of ``privspec sweep --workers N`` on the grid, as a process."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "privspec", "--quiet", "sweep", str(DPSGD), *GRID,
+                    "-o", os.path.join(folder, f"w{workers}.csv"), "--workers", str(workers)],
+                   env=_environment(), check=True)
+    return time.perf_counter() - start
+
+
+def in_process_seconds() -> tuple[float, float]:
+    """The 16 evaluations in one process (one thread): its wall time, and the
+    evaluations' alone (after the imports)."""
+    arguments = GRID[1::2]  # the --vary values
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(DPSGD), *arguments],
+                          env={**_environment(), **ONE_THREAD}, check=True,
+                          capture_output=True, text=True)
+    return time.perf_counter() - start, float(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    repeats = parser.parse_args().repeats
+    one, two, whole, alone = [], [], [], []
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(repeats):
+            process, evaluations = in_process_seconds()
+            whole.append(process)
+            alone.append(evaluations)
+            one.append(sweep_seconds(1, folder))
+            two.append(sweep_seconds(2, folder))
+    t1, t2 = statistics.median(one), statistics.median(two)
+    tp, te = statistics.median(whole), statistics.median(alone)
+    print(f"16 in-process evaluations (1 thread)   {tp:6.2f} s as a process, "
+          f"{te:6.2f} s after its imports")
+    print(f"privspec sweep --workers 1             {t1:6.2f} s")
+    print(f"privspec sweep --workers 2             {t2:6.2f} s")
+    print(f"speed-up --workers 2 / --workers 1:    {t1 / t2:.2f}x (target >= 1.7)")
+    print(f"pool overhead per point, vs the in-process run as a process: "
+          f"{(t1 - tp) / te:+.1%} (target <= 10 %)")
+    print(f"  (counting the worker's imports as overhead too:           "
+          f"{(t1 - te) / te:+.1%})")
+    print(f"medians of {repeats} alternating repeats; report cache off")
+
+
+if __name__ == "__main__":
+    main()
