@@ -99,6 +99,45 @@ def _stop_halfway(tmp_path: Path, how: signal.Signals) -> subprocess.CompletedPr
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
+def _grandchildren(pid: int) -> list[int]:
+    """The children of ``pid``'s children (its pool's workers, forked by the pool's
+    server), from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    children = [child for child, parent in parents.items() if parent == pid]
+    return [child for child, parent in parents.items() if parent in children]
+
+
+def test_a_killed_worker_stops_the_sweep_and_resume_finishes_it(tmp_path: Path) -> None:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "privspec", "--quiet", "sweep", str(DPSGD), *LARGE,
+         "-o", "killed.csv", "--workers", "1"], cwd=tmp_path, env=environment,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    journal = tmp_path / "killed.csv.journal"
+    while process.poll() is None and not (
+            journal.exists() and len(journal.read_text().splitlines()) >= 3):
+        time.sleep(0.02)
+    workers = _grandchildren(process.pid)
+    assert workers, "the sweep ended before a worker could be killed"
+    for worker in workers:
+        os.kill(worker, signal.SIGKILL)
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 2, err
+    assert "a worker process died" in err and "--resume" in err and "Traceback" not in err
+    assert not (tmp_path / "killed.csv").exists()
+    resumed = _sweep(str(DPSGD), *LARGE, "-o", "killed.csv", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = _sweep(str(DPSGD), *LARGE, "-o", "whole.csv", cwd=tmp_path)
+    assert (tmp_path / "killed.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_a_sweep_stopped_halfway_resumes_to_the_same_bytes(tmp_path: Path,
                                                           how: signal.Signals) -> None:
@@ -176,3 +215,28 @@ def test_the_maps_draw_the_tier_boundary_and_are_the_same_bytes_each_time() -> N
     assert sweep_figure_bytes(fields, mu, regret, "svg", threshold=0.001) != svg
     lines = sweep_figure_bytes(fields[:1], mu[:3], regret[:3], "png")
     assert lines.startswith(b"\x89PNG")
+
+
+def test_resume_keeps_only_rows_of_the_same_points(tmp_path: Path) -> None:
+    """A journal's rows are reused for points with the same key and values; a row of
+    another grid (or budgets, or privspec) and a torn last line are not."""
+    from privspec.workflows.sweep import points, row
+    from privspec.workflows.sweep_runs import Journal, kept_rows
+
+    data = load_yaml_text(DPSGD.read_text())
+    axes = (parse_axis(data, "steps=100,200,300"),)
+    grid = points(data, axes, (None, None))
+    other = points(data, axes, (2.0, None))  # another memory budget: other keys
+    journal = Journal(str(tmp_path / "j"), resume=False)
+    journal.add(row(grid[0], None, "r0"))
+    journal.add(row(other[1], None, "r1"))
+    journal.close()
+    with open(tmp_path / "j", "a") as handle:
+        handle.write('{"point": 2, "tor')
+    resumed = Journal(str(tmp_path / "j"), resume=True)
+    resumed.close()
+    assert kept_rows(resumed, grid) == {0: row(grid[0], None, "r0")}
+    assert set(kept_rows(resumed, other)) == {1}
+    fresh = Journal(str(tmp_path / "j"), resume=False)
+    fresh.close()
+    assert fresh.rows == {} and (tmp_path / "j").read_text() == '{"privspec sweep journal":1}\n'

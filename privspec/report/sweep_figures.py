@@ -54,12 +54,13 @@ def _heat_map(figure: Figure, axes: Axes, fields: Sequence[Field], grid: Any, ti
     axes.set_yticks(range(len(y_values)), [_tick(v) for v in y_values])
     axes.set(xlabel=_short(x_name), ylabel=_short(y_name), title=title)
     figure.colorbar(image, ax=axes, shrink=0.9)
+    size = 6 if len(x_values) <= 5 else 4.5
     if len(x_values) <= MOST_LABELLED and len(y_values) <= MOST_LABELLED:
         for i, line in enumerate(labels):
             for j, text in enumerate(line):
                 red, green, blue, _ = image.cmap(image.norm(grid[i][j]))
                 light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5
-                axes.text(j, i, text, ha="center", va="center", fontsize=6,
+                axes.text(j, i, text, ha="center", va="center", fontsize=size,
                           color="black" if light else "white")
 
 
