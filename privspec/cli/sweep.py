@@ -73,6 +73,10 @@ def sweep(spec: SpecArgument, vary: Vary, output: Output = [],  # noqa: B006 - t
     goes through the report cache, so an unchanged point is read, not computed.
     """
     _check_outputs(output, plot, dask, dask_scheduler_file)
+    if dask is None and dask_scheduler_file is None:
+        from privspec.workflows.sweep_runs import start_pool_server
+
+        start_pool_server()
     data, threshold = _spec_data_or_exit(spec)
     axes, grid = _grid_or_exit(data, vary, plot)
     journal_path = journal or (output[0] + ".journal" if output else None)

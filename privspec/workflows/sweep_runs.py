@@ -146,6 +146,17 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
+def start_pool_server() -> None:
+    """Start the pool's server now (where there is one), so that it imports the numerical
+    stack while this process reads the spec and builds the grid."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        _context()
+        with _one_thread():
+            forkserver.ensure_running()
+
+
 def on_pool(todo: Sequence[Point], budgets: Budgets, cache: bool,
             workers: int) -> Iterator[dict[str, Any]]:
     """The rows of ``todo`` as they finish on ``workers`` local processes (forked from a
