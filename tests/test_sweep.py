@@ -240,3 +240,29 @@ def test_resume_keeps_only_rows_of_the_same_points(tmp_path: Path) -> None:
     fresh = Journal(str(tmp_path / "j"), resume=False)
     fresh.close()
     assert fresh.rows == {} and (tmp_path / "j").read_text() == '{"privspec sweep journal":1}\n'
+
+
+def test_parquet_holds_the_csv_columns(tmp_path: Path) -> None:
+    parquet = pytest.importorskip("pyarrow.parquet")  # the test extra installs it
+    done = _sweep(str(DPSGD), "--vary", "noise_multiplier=-1,9.4", "-o", "grid.parquet",
+                  "-o", "grid.csv", "--workers", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    import csv
+
+    with open(tmp_path / "grid.csv", newline="") as handle:
+        expected = list(csv.DictReader(handle))
+    rows = parquet.read_table(tmp_path / "grid.parquet").to_pylist()
+    assert [list(row) for row in rows] == [list(row) for row in expected]
+    for row, line in zip(rows, expected, strict=True):
+        assert {k: "" if v is None else v if isinstance(v, str) else json.dumps(v)
+                for k, v in row.items()} == line
+
+
+def test_csv_text_a_spreadsheet_would_run_is_made_inert() -> None:
+    from privspec.workflows.sweep import Point, csv_text, row
+
+    data = load_yaml_text(DPSGD.read_text())
+    axes = (parse_axis(data, "steps=100"),)
+    refused = row(Point(0, data, (100,), "k"), None, '=HYPERLINK("http://x", "y")')
+    line = csv_text(axes, [refused]).splitlines()[1]
+    assert line.endswith(''''=HYPERLINK(""http://x"", ""y"")"''')

@@ -31,11 +31,11 @@ Vary = Annotated[list[str], typer.Option(
     "(dpsgd.noise_multiplier, training/steps, or the field alone when only one has that "
     "name); VALUES a list (0.8,1.0,1.2), lin:START:STOP:COUNT or log:START:STOP:COUNT "
     "(whole-number fields are rounded).", show_default=False)]
-Output = Annotated[list[str], typer.Option(
+Output = Annotated[list[str] | None, typer.Option(
     "--output", "-o", metavar="FILE", help="Write the rows here (repeatable): FILE.csv, "
     "FILE.json or FILE.parquet (needs pyarrow). Without it, CSV on stdout.",
     show_default=False)]
-Plot = Annotated[list[str], typer.Option(
+Plot = Annotated[list[str] | None, typer.Option(
     "--plot", metavar="FILE", help="Draw μ and regret (.svg, .png or .pdf; repeatable): "
     "heat maps over two varied fields, lines over one, the Tier I/II boundary "
     "(regret = 0.01) marked.", show_default=False)]
@@ -58,10 +58,9 @@ JournalOption = Annotated[str | None, typer.Option(
     "written).", show_default=False)]
 
 
-def sweep(spec: SpecArgument, vary: Vary, output: Output = [],  # noqa: B006 - typer's list
-          plot: Plot = [], workers: Workers = None, dask: Dask = None,  # noqa: B006
-          dask_scheduler_file: SchedulerFile = None, resume: Resume = False,
-          journal: JournalOption = None) -> None:
+def sweep(spec: SpecArgument, vary: Vary, output: Output = None, plot: Plot = None,
+          workers: Workers = None, dask: Dask = None, dask_scheduler_file: SchedulerFile = None,
+          resume: Resume = False, journal: JournalOption = None) -> None:
     """Evaluate the spec at every point of a grid of field values, as `render` does.
 
     One row per point, in grid order whatever the scheduling: the varied values, μ,
@@ -72,7 +71,8 @@ def sweep(spec: SpecArgument, vary: Vary, output: Output = [],  # noqa: B006 - t
     worker, the same command with --resume computes only the rest. Every evaluation
     goes through the report cache, so an unchanged point is read, not computed.
     """
-    _check_outputs(output, plot, dask, dask_scheduler_file)
+    output, plot = output or [], plot or []
+    _check_outputs(spec, output, plot, (dask, dask_scheduler_file))
     if dask is None and dask_scheduler_file is None:
         from privspec.workflows.sweep_runs import start_pool_server
 
@@ -88,23 +88,29 @@ def sweep(spec: SpecArgument, vary: Vary, output: Output = [],  # noqa: B006 - t
         os.remove(journal_path)
 
 
-def _check_outputs(output: Sequence[str], plot: Sequence[str], dask: str | None,
-                   scheduler_file: str | None) -> None:
+def _check_outputs(spec: str, output: Sequence[str], plot: Sequence[str],
+                   cluster: tuple[str | None, str | None]) -> None:
     """Every file name has a known extension, figures can be drawn and Dask reached, or
     one line and exit 2 before anything is computed."""
+    from privspec.cli.files import refuse_unsafe_output
     from privspec.cli.output import figure_format_or_exit
 
+    for name in [*output, *plot]:
+        try:
+            refuse_unsafe_output(name, [spec])
+        except OSError as error:
+            raise fail("sweep", f"cannot write {printable(name)}: {error.strerror}") from None
     for name in output:
         if os.path.splitext(name)[1].lower().lstrip(".") not in TABLE_FORMATS:
             raise fail("sweep", f"{printable(name)}: an --output file ends in .csv, .json "
                        "or .parquet")
         if name.lower().endswith(".parquet") and not _importable("pyarrow"):
-            raise fail("sweep", "Parquet needs pyarrow: pip install pyarrow")
+            raise fail("sweep", "Parquet needs pyarrow: pip install 'privspec[parquet]'")
     for name in plot:
         figure_format_or_exit(name, "sweep")
-    if dask is not None and scheduler_file is not None:
+    if cluster[0] is not None and cluster[1] is not None:
         raise fail("sweep", "give either --dask or --dask-scheduler-file, not both")
-    if (dask or scheduler_file) and not _importable("distributed"):
+    if (cluster[0] or cluster[1]) and not _importable("distributed"):
         raise fail("sweep", "Dask needs distributed: pip install 'privspec[dask]'")
 
 

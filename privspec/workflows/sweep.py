@@ -258,11 +258,11 @@ def json_text(label: str, axes: Sequence[Axis], rows: Sequence[dict[str, Any]]) 
 
 
 def parquet_bytes(axes: Sequence[Axis], rows: Sequence[dict[str, Any]]) -> bytes:
-    """The CSV's columns as a Parquet file (needs pyarrow: ImportError without it)."""
+    """The CSV's columns as a Parquet file (needs pyarrow, the ``parquet`` extra)."""
     import io
 
-    import pyarrow as pa  # type: ignore[import-not-found, unused-ignore]
-    import pyarrow.parquet as pq  # type: ignore[import-not-found, unused-ignore]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     header, body = table(axes, rows)
     columns = {name: [line[i] for line in body] for i, name in enumerate(header)}
