@@ -266,3 +266,17 @@ def test_csv_text_a_spreadsheet_would_run_is_made_inert() -> None:
     refused = row(Point(0, data, (100,), "k"), None, '=HYPERLINK("http://x", "y")')
     line = csv_text(axes, [refused]).splitlines()[1]
     assert line.endswith(''''=HYPERLINK(""http://x"", ""y"")"''')
+
+
+def test_pool_workers_have_one_blas_thread_and_this_process_is_left_alone() -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from privspec.workflows import sweep_runs
+
+    before = os.environ.get("OPENBLAS_NUM_THREADS")
+    sweep_runs.start_pool_server()
+    with ProcessPoolExecutor(1, mp_context=sweep_runs._context(),
+                             initializer=sweep_runs._worker_started) as pool:
+        seen = pool.submit(os.getenv, "OPENBLAS_NUM_THREADS").result()
+        assert pool.submit(os.getenv, "OMP_NUM_THREADS").result() == seen == "1"
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == before
