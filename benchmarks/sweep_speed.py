@@ -34,7 +34,8 @@ from privspec.spec.loader import load_yaml_text
 from privspec.workflows.sweep import evaluate_point, parse_axes, points
 import privspec.report.evaluation  # the numerical stack, imported before the clock starts
 data = load_yaml_text(open(sys.argv[1]).read())
-grid = points(data, parse_axes(data, sys.argv[2:]), (None, None))
+part, parts = int(sys.argv[2]), int(sys.argv[3])
+grid = points(data, parse_axes(data, sys.argv[4:]), (None, None))[part::parts]
 start = time.perf_counter()
 rows = [evaluate_point(point, (None, None), cache=False) for point in grid]
 assert all(row["status"] == "ok" for row in rows), rows
@@ -55,22 +56,35 @@ def sweep_seconds(workers: int, folder: str) -> float:
     return time.perf_counter() - start
 
 
+def _in_process(part: int, parts: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", IN_PROCESS, str(DPSGD), str(part),
+                             str(parts), *GRID[1::2]], env={**_environment(), **ONE_THREAD},
+                            stdout=subprocess.PIPE, text=True)
+
+
 def in_process_seconds() -> tuple[float, float]:
     """The 16 evaluations in one process (one thread): its wall time, and the
     evaluations' alone (after the imports)."""
-    arguments = GRID[1::2]  # the --vary values
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(DPSGD), *arguments],
-                          env={**_environment(), **ONE_THREAD}, check=True,
-                          capture_output=True, text=True)
-    return time.perf_counter() - start, float(done.stdout)
+    out, _ = _in_process(0, 1).communicate()
+    return time.perf_counter() - start, float(out)
+
+
+def machine_seconds() -> float:
+    """Two such processes of 8 points each, side by side: what this machine gives two
+    processes at this moment, without privspec's pool (the speed-up's ceiling)."""
+    start = time.perf_counter()
+    halves = [_in_process(part, 2) for part in (0, 1)]
+    for half in halves:
+        half.communicate()
+    return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     repeats = parser.parse_args().repeats
-    one, two, whole, alone, speedups, overheads = [], [], [], [], [], []
+    one, two, whole, alone, speedups, overheads, ceilings = [], [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeats):  # each repeat's ratios compare runs a minute apart at most
             process, evaluations = in_process_seconds()
@@ -80,12 +94,15 @@ def main() -> None:
             alone.append(evaluations)
             speedups.append(one[-1] / two[-1])
             overheads.append((one[-1] - process) / evaluations)
+            ceilings.append(process / machine_seconds())
     print(f"16 in-process evaluations (1 thread)   {statistics.median(whole):6.2f} s as a "
           f"process, {statistics.median(alone):6.2f} s after its imports")
     print(f"privspec sweep --workers 1             {statistics.median(one):6.2f} s")
     print(f"privspec sweep --workers 2             {statistics.median(two):6.2f} s")
     print(f"speed-up --workers 2 / --workers 1:    {statistics.median(speedups):.2f}x "
           "(target >= 1.7)")
+    print(f"the machine's own: 2 processes x 8 points / 1 x 16: {statistics.median(ceilings):.2f}x"
+          " (no pool: the ceiling of the speed-up now)")
     print(f"pool overhead per point, vs the in-process run as a process: "
           f"{statistics.median(overheads):+.1%} (target <= 10 %)")
     print(f"medians of the ratios of {repeats} repeats; report cache off; each ratio: "
