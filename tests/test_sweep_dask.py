@@ -42,3 +42,22 @@ def test_dask_and_the_pool_write_the_same_bytes(tmp_path: Path, cluster: str) ->
     for form in ("csv", "json"):
         assert (tmp_path / f"dask.{form}").read_bytes() == (tmp_path / f"pool.{form}").read_bytes()
     assert (tmp_path / "dask.csv").read_text().count(",refused,") == 4
+
+
+def test_a_scheduler_file_names_the_cluster(tmp_path: Path, cluster: str) -> None:
+    with distributed.Client(cluster) as client:
+        client.write_scheduler_file(str(tmp_path / "scheduler.json"))
+    _sweep("-o", "file.csv", "--dask-scheduler-file", "scheduler.json", cwd=tmp_path)
+    _sweep("-o", "pool.csv", "--workers", "1", cwd=tmp_path)
+    assert (tmp_path / "file.csv").read_bytes() == (tmp_path / "pool.csv").read_bytes()
+
+
+def test_no_scheduler_at_the_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "privspec", "sweep", str(DPSGD), *GRID,
+                           "-o", "x.csv", "--dask-scheduler-file", "missing.json"],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("privspec sweep: error: cannot reach the Dask scheduler "
+                                  "missing.json"), done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "x.csv").exists()

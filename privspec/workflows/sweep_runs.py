@@ -189,6 +189,9 @@ def on_dask(todo: Sequence[Point], budgets: Budgets, cache: bool, address: str |
     from distributed import Client, as_completed
     from distributed.scheduler import KilledWorker
 
+    if scheduler_file is not None and not os.path.isfile(scheduler_file):
+        raise ClusterUnreachableError(f"cannot reach the Dask scheduler {scheduler_file}: "
+                                      "no such file")  # (Dask would wait for it forever)
     try:
         client = Client(address, scheduler_file=scheduler_file)  # type: ignore[no-untyped-call]
     except (OSError, ValueError) as error:  # no scheduler there, or a bad file
