@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = {"spec": ROOT / "docs" / "reference" / "spec.md",
          "cli": ROOT / "docs" / "reference" / "cli.md"}
 #: The commands documented, in the order of the README's table.
-COMMANDS = ["validate", "render", "evaluate", "calibrate", "table", "convert", "diff", "check",
-            "audit", "action", "plot", "export", "import opacus", "import dp-event",
+COMMANDS = ["validate", "render", "evaluate", "sweep", "calibrate", "table", "convert", "diff",
+            "check", "audit", "action", "plot", "export", "import opacus", "import dp-event",
             "import tf-privacy", "cache info", "cache clear", "schema"]
 
 

@@ -40,6 +40,7 @@ COMMANDS = {
     "export": "privspec.cli.export:export",
     "calibrate": "privspec.cli.calibrate:calibrate",
     "import": "privspec.cli.importing:app",
+    "sweep": "privspec.cli.sweep:sweep",
     "cache": "privspec.cli.cache:app",
 }
 #: Global options that take a value (``--memory-budget 2``), for :func:`_command_in`.
