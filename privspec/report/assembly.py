@@ -324,9 +324,9 @@ GROUP_MIXTURE = ("each Poisson-sampled Gaussian step as the mixture of Gaussians
                  "Binomial(k, q) records of the unit in its batch, both add and remove "
                  "directions (Ganesh 2024, arXiv:2401.10294, Thm 3.1)")
 GROUP_PRIVACY = ("f-DP group privacy on the whole mechanism's trade-off curve f, since "
-                 "{why}: the unit's curve is 1 − (1 − f)^∘k, k-fold composition (Dong, Roth "
-                 "& Su 2022, Thm 2.14), bounded towards the attacker between nodes "
-                 "(docs/math.md §8)")
+                 "{why}: the unit's curve is 1 − (1 − f)^∘{records}, the {records}-fold "
+                 "functional composition of 1 − f (Dong, Roth & Su 2022, Thm 2.14), read at "
+                 "fixed nodes and bounded towards the attacker between them (docs/math.md §8)")
 
 
 def unit_routes(model: Spec) -> list[str]:
@@ -344,7 +344,7 @@ def _group_method(model: Spec) -> str:
     accounting used."""
     routes = unit_routes(model)
     if routes == ["group-privacy"]:
-        return GROUP_PRIVACY.format(why=_why_iterated(model))
+        return GROUP_PRIVACY.format(why=_why_iterated(model), records=model.records_per_unit)
     return "; ".join(words for route, words in (("scaled", GROUP_SCALED),
                                                 ("mixture", GROUP_MIXTURE)) if route in routes)
 
