@@ -127,3 +127,11 @@ def test_the_report_names_the_route_and_amplifies(relation: str) -> None:
     # no pair is proved under replace-one: one step an epoch in full, shift 2
     replaced = privspec.evaluate(_spec(z, 100, 1050, 3, "replace-one"))
     assert replaced.gdp.mu == pytest.approx(2 * math.sqrt(3) / z, rel=1e-12)
+
+
+def test_an_epoch_too_costly_to_compose_falls_back_to_no_amplification_and_says_so() -> None:
+    """Batches of 1 from 100,000: 100,000 steps an epoch, beyond the budgets: μ is the
+    no-amplification bound 1/z, with the caveat that the accounting was too costly."""
+    report = privspec.evaluate(_spec(1.0, 1, 100_000, 1))
+    assert report.gdp.mu == pytest.approx(1.0, rel=1e-12)
+    assert "accounting/too-costly" in [caveat.code for caveat in report.warnings]

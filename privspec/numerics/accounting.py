@@ -632,8 +632,11 @@ class _Lowering:
         if self.replace_one or event.steps == 1:
             return self.lower(event.step)
         self._refuse_sampled_beyond_range(1.0 / event.sigma, 1.0 / event.steps)
-        pmfs = epoch_pmfs(event.sigma, event.steps, self.h,
-                          max(self.negligible_truncation, SMALLEST_EPOCH_TAIL), self.truncation)
+        # each epoch's own truncations (the terms' tail, two compositions, two cuts) stay
+        # within the share of the floor each epoch has
+        tail = max(self.negligible_truncation, SMALLEST_EPOCH_TAIL)
+        pmfs = epoch_pmfs(event.sigma, event.steps, self.h, tail / 5,
+                          min(self.truncation, tail / 5))
         spend(SECONDS_PER_RELEASE, "building the releases", fixed=True)
         self.built += 1
         hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,

@@ -54,11 +54,11 @@ LOWEST_LOSS = -50.0
 def w_top(sigma: float, steps: int, tail: float) -> float:
     """The ŵ above which any of the epoch's k terms lies with probability at most
     ``tail`` under P (a union bound; the term with x ~ N(1, σ²) has the heaviest tail,
-    P(W > w) = Φ̄((σ² log w − 1/2)/σ)), and at least 2k (so that S > ŵ means L > 0)."""
+    P(W > w) = Φ̄((σ² log w − 1/2)/σ))."""
     z = -float(ndtri(tail / steps))
     log_top = (sigma * z + 0.5) / (sigma * sigma)
     refuse_loss_above_range(log_top)  # (its loss, log(ŵ/k), is about as large)
-    return max(2.0 * steps, math.exp(log_top))
+    return math.exp(log_top)
 
 
 def _log_tail(w: FloatArray, sigma: float, mean: float, above: bool) -> FloatArray:
@@ -92,17 +92,27 @@ def spread_term(sigma: float, step: float, points: int) -> tuple[FloatArray, flo
     return probs, float(np.exp(_log_tail(edges[-1:], sigma, 0.0, above=True))[0])
 
 
-def _onto_loss_grid(sums: LossPMF, steps: int, shift: float, h: float, add: bool) -> LossPMF:
+def _onto_loss_grid(sums: LossPMF, steps: int, shift: float, h: float, add: bool,
+                    dust: float) -> LossPMF:
     """The PMF of L = log(S/k) (of −L when ``add``) rounded up onto the grid of step h,
-    losses below ``LOWEST_LOSS`` raised to it; ``sums`` is that of S − shift (of
-    shift − S when ``add``).  The map is increasing: the composition's unresolved lower
-    mass and its relative error carry over."""
+    losses below ``LOWEST_LOSS`` raised to it, and so are the lowest losses holding
+    ``dust`` of mass together, and the highest holding ``dust`` go to +∞ (a shorter
+    grid; raising a loss only raises δ(ε));
+    ``sums`` is that of S − shift (of shift − S when ``add``).  The map is increasing:
+    the composition's unresolved lower mass and its relative error carry over."""
     totals = shift - sums.losses if add else shift + sums.losses
     mass, infinity = sums.probs, sums.infinity_mass
     empty = totals <= 0.0  # S = 0 (every term at 0): −L = +∞
     infinity += float(mass[empty].sum())
     totals, mass = totals[~empty], mass[~empty]
-    loss = np.maximum(np.log(totals / steps) * (-1.0 if add else 1.0), LOWEST_LOSS)
+    loss = np.log(totals / steps) * (-1.0 if add else 1.0)
+    # (ascending either way: S ascends, and with ``add`` kc − S does)
+    raised = min(int(np.searchsorted(np.cumsum(mass), dust, side="right")), loss.size - 1)
+    loss = np.maximum(loss, max(LOWEST_LOSS, float(loss[raised]) if loss.size else 0.0))
+    # and the highest holding ``dust`` together go to +∞ (pessimistic)
+    kept = mass.size - int(np.searchsorted(np.cumsum(mass[::-1]), dust, side="right"))
+    infinity += float(mass[kept:].sum())
+    loss, mass = loss[:kept], mass[:kept]
     # ceil, with a margin for the logarithm's rounding (a few ulps): never below
     index = np.ceil(loss / h + 1e-9 * (1.0 + np.abs(loss / h))).astype(np.int64)
     index, mass = index[mass > 0], mass[mass > 0]
@@ -122,20 +132,23 @@ def w_grid(sigma: float, steps: int, tail: float) -> tuple[float, int]:
 
 
 def _add_term(sigma: float, steps: int, step: float, tail: float) -> LossPMF:
-    """One term of the add direction, as c − Wⱼ, c ≥ k (≥ 0: the composition resolves
-    every sum, kc − S, from 0 up): Wⱼ spread on its own grid up to c, its mass above c
-    moved down to c (S ≥ k then, a loss −L ≤ 0 whatever the other terms: δ_add(ε ≥ 0)
-    is unchanged, and smaller S only raises it).
+    """One term of the add direction, as c − Wⱼ ≥ 0 (the composition resolves every sum,
+    kc − S, from 0 up): Wⱼ spread on its own grid up to c, its mass above c moved down
+    to c (a smaller S only raises δ_add).  c is k, or less: the level Wⱼ exceeds with
+    probability ``tail``/k (S ≥ c then, and −L ≤ log(k/c): δ_add(ε) is unchanged for
+    ε ≥ log(k/c), and below it changes by at most ``tail``, towards the attacker).
     Its step is at most the one that keeps the mass the spread puts at 0, P_Q(W ≤ Δw)
     per term, below ``tail`` for all k together (S = 0 is an infinite loss)."""
-    fine = math.exp((sigma * float(ndtri(tail ** (1.0 / steps))) - 0.5) / (sigma * sigma))
-    add_step = min(step, max(fine, steps / MAX_W_POINTS))
-    points = math.ceil(steps / add_step)
+    def level(z: float) -> float:  # the w with P_Q(W ≤ w) = Φ(z)
+        return math.exp((sigma * z - 0.5) / (sigma * sigma))
+
+    top = min(float(steps), level(-float(ndtri(tail / steps))))
+    fine = level(float(ndtri(tail ** (1.0 / steps))))
+    add_step = min(step, max(fine, top / MAX_W_POINTS))
+    points = math.ceil(top / add_step)
     probs, above = spread_term(sigma, add_step, points)
     probs[-1] += above
-    centre, size = probs.size - 1, probs.size  # c = k: k − Wⱼ ≥ 0, all sums resolved
-    return LossPMF((np.arange(size) + centre - size + 1) * add_step, probs[::-1].copy(), 0.0,
-                   (add_step, centre - size + 1))
+    return LossPMF(np.arange(points + 1) * add_step, probs[::-1].copy(), 0.0, (add_step, 0))
 
 
 def epoch_pmfs(sigma: float, steps: int, h: float, tail: float, truncation: float
@@ -159,6 +172,6 @@ def epoch_pmfs(sigma: float, steps: int, h: float, tail: float, truncation: floa
     term = _add_term(sigma, steps, step, tail)
     add_step = term.grid[0] if term.grid else step
     add = compose([(term, steps)], add_step, truncation)
-    return (_onto_loss_grid(remove, steps, 0.0, h, add=False),
-            _onto_loss_grid(add, steps, steps * (term.probs.size - 1) * add_step, h,
-                            add=True))
+    return (_onto_loss_grid(remove, steps, 0.0, h, add=False, dust=truncation),
+            _onto_loss_grid(add, steps, steps * float(term.losses[-1]), h, add=True,
+                            dust=truncation))
