@@ -632,11 +632,10 @@ class _Lowering:
         if self.replace_one or event.steps == 1:
             return self.lower(event.step)
         self._refuse_sampled_beyond_range(1.0 / event.sigma, 1.0 / event.steps)
-        # each epoch's own truncations (the terms' tail, two compositions, two cuts) stay
-        # within the share of the floor each epoch has
+        # each direction's mass at +∞ (the terms' tail, the composition's truncation)
+        # stays within the share of the floor each epoch has
         tail = max(self.negligible_truncation, SMALLEST_EPOCH_TAIL)
-        pmfs = epoch_pmfs(event.sigma, event.steps, self.h, tail / 5,
-                          min(self.truncation, tail / 5))
+        pmfs = epoch_pmfs(event.sigma, event.steps, self.h, tail / 4, tail / 2)
         spend(SECONDS_PER_RELEASE, "building the releases", fixed=True)
         self.built += 1
         hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,

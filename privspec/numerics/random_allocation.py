@@ -16,13 +16,15 @@ Both hockey-stick divergences are Q-expectations of convex functions of S:
 (decreasing).  Each Wⱼ is put on a grid of step Δw by splitting every cell's mass
 between its two ends so as to keep its mean (a mean-preserving spread): the sum of
 independent spreads is a spread of S (convex order), so both δ's only grow, and by
-O(Δw²), not O(Δw).  The mass above the grid's top (ŵ) is taken as an infinite loss in
-both directions (at most 1 − (1 − Φ̄_P(ŵ))(1 − Φ̄_Q(ŵ))^{k−1} in the remove direction).
-Under P the law of S is that of a size-biased W₁ plus k − 1 terms under Q, so the
-remove direction composes the spread masses times w once with k − 1 plain ones, and
-the add direction k plain ones (``composition.compose``, which states its relative
-error and moves its own truncated tail to +∞).  The loss log(S/k) (−log(S/k) for add)
-is then rounded up onto the loss grid, which only raises δ(ε) = E[(1 − e^{ε−L})₊] + p∞.
+O(Δw²), not O(Δw).  In the remove direction the terms' mass above the grid's top ŵ
+is an infinite loss, P_P(some Wⱼ > ŵ) = 1 − (1 − Φ̄_P(ŵ))(1 − Φ̄_Q(ŵ))^{k−1}
+(E_Q[(S/k − e^ε)₊; that event] is at most E_Q[S/k; it]); in the add direction each term
+is capped instead (a smaller S only raises δ_add).  Under P the law of S is that of a
+size-biased W₁ plus k − 1 terms under Q, so the remove direction composes the spread
+masses times w once with k − 1 plain ones, and the add direction k capped ones
+(``composition.compose``, each probability replaced by an upper bound of it, its
+truncated tail at +∞).  The loss log(S/k) (−log(S/k) for add) is then rounded up
+onto the loss grid, which only raises δ(ε) = E[(1 − e^{ε−L})₊] + p∞.
 """
 
 from __future__ import annotations
@@ -33,12 +35,21 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from privspec.numerics.composition import compose
-from privspec.numerics.cost import spend
+from privspec.numerics.cost import CostError, spend
 from privspec.numerics.curve import FloatArray, LossPMF
 from privspec.numerics.portable_pld import refuse_loss_above_range
 
 #: Most grid points of one Wⱼ: the grid step Δw is at least the top over this.
 MAX_W_POINTS = 2**16
+
+#: Most grid points of one Wⱼ when an epoch has two steps: the composition is then a
+#: direct convolution (the tilted FFT does not resolve the far tail of two heavy terms).
+PAIR_W_POINTS = 12_000
+
+
+def _most_points(steps: int) -> int:
+    """The most grid points of one Wⱼ for an epoch of ``steps`` steps."""
+    return PAIR_W_POINTS if steps == 2 else MAX_W_POINTS
 
 #: The finest Δw, as a fraction of the standard deviation of Wⱼ under Q, √(e^{1/σ²} − 1):
 #: the spread adds Δw²/4 to each term's variance, under 3 × 10⁻⁶ of it.
@@ -92,63 +103,73 @@ def spread_term(sigma: float, step: float, points: int) -> tuple[FloatArray, flo
     return probs, float(np.exp(_log_tail(edges[-1:], sigma, 0.0, above=True))[0])
 
 
-def _onto_loss_grid(sums: LossPMF, steps: int, shift: float, h: float, add: bool,
+def _onto_loss_grid(sums: LossPMF, steps: int, base: float, h: float, add: bool,
                     dust: float) -> LossPMF:
-    """The PMF of L = log(S/k) (of −L when ``add``) rounded up onto the grid of step h,
-    losses below ``LOWEST_LOSS`` raised to it, and so are the lowest losses holding
-    ``dust`` of mass together, and the highest holding ``dust`` go to +∞ (a shorter
-    grid; raising a loss only raises δ(ε));
-    ``sums`` is that of S − shift (of shift − S when ``add``).  The map is increasing:
-    the composition's unresolved lower mass and its relative error carry over."""
-    totals = shift - sums.losses if add else shift + sums.losses
+    """The PMF of L = log(S/k) (of −L when ``add``) rounded up onto the grid of step h;
+    ``sums`` is that of y = S − base (of base − S when ``add``), each probability an
+    upper bound of its own (``compose(upper=True)``): so every δ(ε) of this epoch, and
+    of any composition of it, is at least the true one.  The composition's unresolved
+    lower mass (an upper bound of it) goes to the lowest loss, which is below 0 (raising
+    a loss only raises δ(ε)); so do the lowest losses holding ``dust`` of mass, and
+    those below ``LOWEST_LOSS``."""
+    totals = base - sums.losses if add else base + sums.losses
     mass, infinity = sums.probs, sums.infinity_mass
     empty = totals <= 0.0  # S = 0 (every term at 0): −L = +∞
     infinity += float(mass[empty].sum())
     totals, mass = totals[~empty], mass[~empty]
-    loss = np.log(totals / steps) * (-1.0 if add else 1.0)
-    # (ascending either way: S ascends, and with ``add`` kc − S does)
+    loss = np.log(totals / steps) * (-1.0 if add else 1.0)  # ascending, as y
     raised = min(int(np.searchsorted(np.cumsum(mass), dust, side="right")), loss.size - 1)
-    loss = np.maximum(loss, max(LOWEST_LOSS, float(loss[raised]) if loss.size else 0.0))
-    # and the highest holding ``dust`` together go to +∞ (pessimistic)
-    kept = mass.size - int(np.searchsorted(np.cumsum(mass[::-1]), dust, side="right"))
-    infinity += float(mass[kept:].sum())
-    loss, mass = loss[:kept], mass[:kept]
+    floor = min(float(loss[raised]) if loss.size else 0.0, -h)
+    loss = np.maximum(loss, max(LOWEST_LOSS, floor))
     # ceil, with a margin for the logarithm's rounding (a few ulps): never below
     index = np.ceil(loss / h + 1e-9 * (1.0 + np.abs(loss / h))).astype(np.int64)
-    index, mass = index[mass > 0], mass[mass > 0]
-    lowest = int(index.min()) if index.size else 0
-    probs = np.bincount(index - lowest, weights=mass) if index.size else np.zeros(0)
+    lowest = min(int(index.min()) if index.size else -1, -1)
+    probs = np.bincount(index - lowest, weights=mass) if index.size else np.zeros(1)
+    probs[0] += sums.lower_mass
     losses = (np.arange(probs.size) + lowest) * h
-    return LossPMF(losses, probs, min(1.0, infinity), (h, lowest), sums.relative_error,
-                   sums.certified, sums.lower_mass)
+    return LossPMF(losses, probs, min(1.0, infinity), (h, lowest))
+
+
+def _offset(sigma: float, steps: int, step: float, dust: float) -> int:
+    """How many grid steps each term is shifted by so that the composition resolves the
+    sums from S − k·offset·Δw = 0 up: S lies below k(1 − t) with probability at most
+    ``dust`` for t with e^{−k t²/(2 E_Q[W²])} = ``dust`` (the lower tail of a sum of
+    independent non-negative terms; E_Q[W²] = e^{1/σ²}), kept below S = k/2.  Only
+    the cost depends on it: what lies below is put at the lowest loss."""
+    t = math.sqrt(2 * math.exp(1.0 / (sigma * sigma)) * math.log(1 / dust) / steps)
+    return max(0, math.floor(max(0.0, 1.0 - max(t, 0.5)) / step))
 
 
 def w_grid(sigma: float, steps: int, tail: float) -> tuple[float, int]:
     """(Δw, points) of the grid of each Wⱼ, up to ``w_top``."""
     top = w_top(sigma, steps, tail)
     spread = math.sqrt(math.expm1(1.0 / (sigma * sigma)))
-    step = max(W_STEP_FRACTION * spread, top / MAX_W_POINTS)
+    step = max(W_STEP_FRACTION * spread, top / _most_points(steps))
     return step, math.ceil(top / step)
 
 
-def _add_term(sigma: float, steps: int, step: float, tail: float) -> LossPMF:
-    """One term of the add direction, as c − Wⱼ ≥ 0 (the composition resolves every sum,
-    kc − S, from 0 up): Wⱼ spread on its own grid up to c, its mass above c moved down
-    to c (a smaller S only raises δ_add).  c is k, or less: the level Wⱼ exceeds with
-    probability ``tail``/k (S ≥ c then, and −L ≤ log(k/c): δ_add(ε) is unchanged for
-    ε ≥ log(k/c), and below it changes by at most ``tail``, towards the attacker).
-    Its step is at most the one that keeps the mass the spread puts at 0, P_Q(W ≤ Δw)
-    per term, below ``tail`` for all k together (S = 0 is an infinite loss)."""
+def _add_term(sigma: float, steps: int, step: float, tail: float) -> tuple[LossPMF, float]:
+    """One term of the add direction, as y = c − Wⱼ less an offset (the composition
+    resolves the sums from y = 0 up, S at most about 1.5k), and c: Wⱼ spread on its own
+    grid up to c, its mass above c moved down to c (a smaller S only raises δ_add).
+    c is k, or less: the level Wⱼ exceeds with probability ``tail``/k (S ≥ c then, and
+    −L ≤ log(k/c): δ_add(ε) is unchanged for ε ≥ log(k/c), and below it changes by at
+    most ``tail``, towards the attacker).  Its step is at most the one that keeps the
+    mass the spread puts at 0, P_Q(W ≤ Δw) per term, below ``tail`` for all k together
+    (S = 0 is an infinite loss)."""
     def level(z: float) -> float:  # the w with P_Q(W ≤ w) = Φ(z)
         return math.exp((sigma * z - 0.5) / (sigma * sigma))
 
     top = min(float(steps), level(-float(ndtri(tail / steps))))
     fine = level(float(ndtri(tail ** (1.0 / steps))))
-    add_step = min(step, max(fine, top / MAX_W_POINTS))
+    add_step = min(step, max(fine, top / _most_points(steps)))
     points = math.ceil(top / add_step)
     probs, above = spread_term(sigma, add_step, points)
     probs[-1] += above
-    return LossPMF(np.arange(points + 1) * add_step, probs[::-1].copy(), 0.0, (add_step, 0))
+    offset = max(0, points - math.ceil(1.5 / add_step))
+    cap = points * add_step
+    return LossPMF((np.arange(points + 1) - offset) * add_step, probs[::-1].copy(), 0.0,
+                   (add_step, -offset)), steps * (cap - offset * add_step)
 
 
 def epoch_pmfs(sigma: float, steps: int, h: float, tail: float, truncation: float
@@ -161,17 +182,19 @@ def epoch_pmfs(sigma: float, steps: int, h: float, tail: float, truncation: floa
     spend(points * SECONDS_PER_W_POINT, "building the random-allocation epoch", fixed=True)
     probs, above = spread_term(sigma, step, points)
     values = np.arange(points + 1) * step
-    # (the sums are resolved from S = 0 up, all of them: lower masses enter every
-    # composition of epochs)
-    plain = LossPMF(values, probs, above, (step, 0))
+    offset = _offset(sigma, steps, step, truncation)
+    plain = LossPMF(values - offset * step, probs, above, (step, -offset))
     # P's own term: size-biased (masses times w); its mass above the top is P_P(W > ŵ)
     own_above = float(np.exp(_log_tail(values[-1:], sigma, 1.0, above=True))[0])
-    own = LossPMF(values, probs * values, own_above, plain.grid)
+    own = LossPMF(plain.losses, probs * values, own_above, plain.grid)
+    base = steps * offset * step
     remove = compose([(plain, steps - 1), (own, 1)] if steps > 1 else [(own, 1)],
-                     step, truncation)
-    term = _add_term(sigma, steps, step, tail)
-    add_step = term.grid[0] if term.grid else step
-    add = compose([(term, steps)], add_step, truncation)
-    return (_onto_loss_grid(remove, steps, 0.0, h, add=False, dust=truncation),
-            _onto_loss_grid(add, steps, steps * float(term.losses[-1]), h, add=True,
-                            dust=truncation))
+                     step, truncation, upper=True)
+    term, add_base = _add_term(sigma, steps, step, tail)
+    add = compose([(term, steps)], term.grid[0] if term.grid else step, truncation,
+                  upper=True)
+    if not (remove.certified and add.certified):  # (dp-accounting's: no error bounds)
+        raise CostError("an epoch of random allocation could not be composed within a "
+                        "stated error", math.inf, 2.0)
+    return (_onto_loss_grid(remove, steps, base, h, add=False, dust=truncation),
+            _onto_loss_grid(add, steps, add_base, h, add=True, dust=truncation))
