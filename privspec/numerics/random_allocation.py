@@ -46,11 +46,6 @@ MAX_W_POINTS = 2**16
 #: direct convolution (the tilted FFT does not resolve the far tail of two heavy terms).
 PAIR_W_POINTS = 12_000
 
-
-def _most_points(steps: int) -> int:
-    """The most grid points of one Wⱼ for an epoch of ``steps`` steps."""
-    return PAIR_W_POINTS if steps == 2 else MAX_W_POINTS
-
 #: The finest Δw, as a fraction of the standard deviation of Wⱼ under Q, √(e^{1/σ²} − 1):
 #: the spread adds Δw²/4 to each term's variance, under 3 × 10⁻⁶ of it.
 W_STEP_FRACTION = 0.003
@@ -60,6 +55,11 @@ SECONDS_PER_W_POINT = 1e-6
 
 #: Lowest privacy loss kept apart: lower losses are raised to it (pessimistic).
 LOWEST_LOSS = -50.0
+
+
+def _most_points(steps: int) -> int:
+    """The most grid points of one Wⱼ for an epoch of ``steps`` steps."""
+    return PAIR_W_POINTS if steps == 2 else MAX_W_POINTS
 
 
 def w_top(sigma: float, steps: int, tail: float) -> float:
