@@ -76,9 +76,8 @@ def test_random_allocation_lies_between_an_attack_and_no_amplification(relation:
     """N = 1,050, expected batch 100: ⌊N/B⌋ = 10 steps an epoch, 25 steps reach 3 epochs.
     Each example is in exactly one step of each epoch, so the reported μ is at most the
     no-amplification bound √3/z; and it is at least what summing each epoch's 10 outputs
-    proves (the example's clipped gradient once in noise of variance 10z²: √(3/10)/z),
-    and at least Poisson sampling's at rate 1/10, which random allocation nears
-    (Feldman & Shenfeld 2025)."""
+    proves (the example's clipped gradient once in noise of variance 10z²: √(3/10)/z).
+    Random allocation is near Poisson sampling at rate 1/10 (Feldman & Shenfeld 2025)."""
     z, epochs, per_epoch = 2.0, 3, 10
     fields = {"noise_multiplier": z, "batch_size": 100, "dataset_size": 1050, "steps": 25}
     report = privspec.evaluate(_spec("random-allocation", relation, **fields))
@@ -86,7 +85,8 @@ def test_random_allocation_lies_between_an_attack_and_no_amplification(relation:
     assert report.gdp.mu <= math.sqrt(epochs) / z * (1 + 1e-12)
     assert report.gdp.mu >= math.sqrt(epochs / per_epoch) / z
     poisson = privspec.evaluate(_spec("poisson", "add-or-remove", **fields))
-    assert poisson.gdp.mu is not None and poisson.gdp.mu <= report.gdp.mu
+    assert poisson.gdp.mu is not None
+    assert 0.8 * poisson.gdp.mu <= report.gdp.mu <= 1.25 * poisson.gdp.mu
     assert "random allocation" in report.mechanism.summary
 
 

@@ -58,6 +58,7 @@ from privspec.numerics.portable_pld import (
     sampled_laplace_pld,
     truncated_poisson_pld,
 )
+from privspec.numerics.random_allocation import epoch_pmfs
 from privspec.spec import events as ev
 from privspec.spec import models as s
 from privspec.spec.group import grouped
@@ -86,6 +87,11 @@ WEAKEST_GAUSSIAN_MU = 1e-100
 
 #: Sampling rates closer to 1 than this are accounted as 1 (no amplification).
 RATE_ONE_TOLERANCE = 1e-9
+
+
+#: The least mass above the grid a random-allocation epoch moves to +∞ (its grid's
+#: top grows as the square root of log(1/mass)).
+SMALLEST_EPOCH_TAIL = 1e-300
 
 
 #: Sampling rates below this are accounted as this rate (pessimistic).
@@ -201,7 +207,7 @@ def _truncated_runs(event: ev.Event) -> int:
         return event.count * _truncated_runs(event.event)
     if isinstance(event, ev.SampledEvent):
         return _truncated_runs(event.event)
-    return 1 if isinstance(event, ev.TruncatedPoissonEvent) else 0
+    return 1 if isinstance(event, ev.TruncatedPoissonEvent | ev.RandomAllocationEvent) else 0
 
 
 def _largest_loss(pmfs: tuple[LossPMF, ...]) -> float:
@@ -305,6 +311,9 @@ def _spreads(event: ev.Event, replace_one: bool, times: int = 1) -> list[tuple[f
                 for pair in _spreads(stage, replace_one, times * repeat)]
     if isinstance(event, ev.RepeatedEvent):
         return _spreads(event.event, replace_one, times * event.count)
+    if isinstance(event, ev.RandomAllocationEvent):  # about Poisson sampling's at 1/k
+        sampled = ev.SampledEvent(event.step, 1.0 / event.steps, "poisson")
+        return _spreads(sampled, replace_one, times * event.steps)
     if isinstance(event, ev.TruncatedPoissonEvent):  # about a Poisson-sampled step's
         return _spreads(_poisson_step(event), replace_one, times)
     if isinstance(event, ev.MixtureGaussianEvent):  # at least one record's sampled step
@@ -611,7 +620,27 @@ class _Lowering:
             return self._truncated(event)
         if isinstance(event, ev.MixtureGaussianEvent):
             return self._mixture(event)
+        if isinstance(event, ev.RandomAllocationEvent):
+            return self._random_allocation(event)
         return self._release(self._single(event))
+
+    def _random_allocation(self, event: ev.RandomAllocationEvent) -> _Lowered:
+        """One epoch of random allocation: the dominating pair of Chua et al. 2025,
+        accounted numerically and pessimistically (``numerics.random_allocation``), its
+        terms' tail above the grid at +∞ within ``negligible_truncation``; under
+        replace-one (no pair is proved for it) one step with the record in it, in full."""
+        if self.replace_one or event.steps == 1:
+            return self.lower(event.step)
+        self._refuse_sampled_beyond_range(1.0 / event.sigma, 1.0 / event.steps)
+        # each direction's mass at +∞ (the terms' tail, the composition's truncation)
+        # stays within the share of the floor each epoch has
+        tail = max(self.negligible_truncation, SMALLEST_EPOCH_TAIL)
+        pmfs = epoch_pmfs(event.sigma, event.steps, self.h, tail / 4, tail / 2)
+        spend(SECONDS_PER_RELEASE, "building the releases", fixed=True)
+        self.built += 1
+        hold(sum(HELD_BYTES_PER_POINT * p.probs.size for p in pmfs), self.built,
+             len(self.paths))
+        return _Lowered(releases={_fingerprint(pmfs): (pmfs, 1)})
 
     def _mixture(self, event: ev.MixtureGaussianEvent) -> _Lowered:
         """One Poisson-sampled Gaussian release on which a unit has k records: the whole

@@ -102,6 +102,8 @@ def bound_of(event: ev.Event, replace_one: bool) -> Bound:
         return bound_of(event.whole, replace_one)
     if isinstance(event, ev.GaussianEvent):
         return Bound(gaussian_mu_squared(event, replace_one), math.inf)
+    if isinstance(event, ev.RandomAllocationEvent):  # no amplification: one step in full
+        return Bound(gaussian_mu_squared(event.step, replace_one), math.inf)
     if isinstance(event, ev.TruncatedPoissonEvent):
         # Truncation may swap another record into the batch: sensitivity 2 clipping norms
         # (1 when no batch can be cut).

@@ -406,21 +406,27 @@ def _sparse_direct(lattice: _Lattice) -> tuple[FloatArray, float] | None:
 
 
 def compose(factors: Sequence[tuple[LossPMF, int]], discretization: float,
-            truncation: float, target: float = TARGET_RELATIVE_ERROR) -> LossPMF:
+            truncation: float, target: float = TARGET_RELATIVE_ERROR,
+            upper: bool = False) -> LossPMF:
     """The PMF of the sum of ``count`` independent copies of each PMF (one direction),
     all on the grid of step ``discretization`` (negative FFT leftovers count as 0).
 
     ``truncation`` bounds the upper-tail mass moved to +∞.  The result's
     ``relative_error`` bounds the relative error of the sums the curve is made of.
     Raises ``CostError`` before a composition estimated to exceed a budget.
+    ``upper``: each probability is replaced by an upper bound of it (its estimate plus
+    its error bound), and the unresolved lower mass by an upper bound of it, for a PMF
+    that is composed again (``relative_error`` 0: a composition takes its input as
+    exact).
     """
-    (composed,) = compose_directions([factors], discretization, truncation, target)
+    (composed,) = compose_directions([factors], discretization, truncation, target, upper)
     return composed
 
 
 def compose_directions(directions: Sequence[Sequence[tuple[LossPMF, int]]],
                        discretization: float, truncation: float,
-                       target: float = TARGET_RELATIVE_ERROR) -> tuple[LossPMF, ...]:
+                       target: float = TARGET_RELATIVE_ERROR, upper: bool = False
+                       ) -> tuple[LossPMF, ...]:
     """``compose`` for each direction's factors, with the time of all the tilted
     compositions estimated before any of them starts (so that a budget refuses the
     second direction before the first is composed, not after)."""
@@ -441,7 +447,7 @@ def compose_directions(directions: Sequence[Sequence[tuple[LossPMF, int]]],
             spend(sum(seconds), "composing the releases")
             # (noted only now: a composition refused for its time never runs)
             require(max(memory), "composing the releases")
-        return tuple(job.run(discretization, truncation, target) for job in jobs)
+        return tuple(job.run(discretization, truncation, target, upper) for job in jobs)
     finally:
         keep(-sum(job.bytes for job in jobs))
 
@@ -485,7 +491,8 @@ class _Job:
             return _Job(factors, lattice, _direct(lattice))
         return _Job(factors, lattice, _sparse_direct(lattice))
 
-    def run(self, h: float, truncation: float, target: float) -> LossPMF:
+    def run(self, h: float, truncation: float, target: float, upper: bool = False
+            ) -> LossPMF:
         """The composed PMF (the tilted composition's cost already spent)."""
         factors, lattice = self.factors, self.lattice
         if lattice is None:
@@ -493,9 +500,12 @@ class _Job:
         start, moved, below = 0, 0.0, 0.0
         if self.direct is not None:
             probs, relative = self.direct
+            if upper:  # (each sum within its relative bound)
+                probs, relative = probs * (1 + relative), 0.0
         else:
             try:
-                probs, relative, start, moved, below = _tilted(lattice, h, truncation, target)
+                probs, relative, start, moved, below = _tilted(lattice, h, truncation, target,
+                                                               upper)
             except CompositionError:
                 return _accountant_compose(factors, h, truncation)
         if relative > MAX_RELATIVE_ERROR:
@@ -634,8 +644,8 @@ def estimated_seconds(lattice: _Lattice, extent: _Extent) -> float:
             + _CGF_CALLS * _SECONDS_PER_CGF_ENTRY * entries)
 
 
-def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
-            ) -> tuple[FloatArray, float, int, float, float]:
+def _tilted(lattice: _Lattice, h: float, truncation: float, target: float,
+            upper: bool = False) -> tuple[FloatArray, float, int, float, float]:
     """Tilted-FFT composition over the offsets that matter: (probabilities from offset
     ``start`` on, their relative error bound, ``start``, mass moved to +∞, mass below).
 
@@ -702,6 +712,10 @@ def _tilted(lattice: _Lattice, h: float, truncation: float, target: float
     with np.errstate(under="ignore"):
         probs, errors, moved = _cut_top(np.exp(best_log), np.exp(best_error), moved, truncation)
     losses = (np.arange(lo, lo + probs.size) - zero) * (lattice.g * h)
+    if upper:  # each probability's upper bound; what the lower bounds leave, below
+        least = float(np.maximum(probs - errors, 0.0).sum())
+        return (probs + errors, 0.0, lo, moved,
+                max(0.0, math.exp(lattice.cgf(0.0)[0]) - least))
     below = max(0.0, math.exp(lattice.cgf(0.0)[0]) - float(probs.sum()) - moved)
     return probs, _sum_relative_error(probs, errors, losses), lo, moved, below
 

@@ -132,6 +132,21 @@ class TruncatedPoissonEvent:
 
 
 @dataclass(frozen=True)
+class RandomAllocationEvent:
+    """One epoch of DP-SGD with random allocation ("balls in bins"): ``steps`` Gaussian
+    steps (noise multiplier ``sigma``, clipping norm 1), each record in exactly one of
+    them, chosen uniformly at random (Chua et al. 2025, arXiv:2412.16802)."""
+
+    sigma: float
+    steps: int
+
+    @property
+    def step(self) -> GaussianEvent:
+        """One step with the record in it: what the epoch releases about it at most."""
+        return GaussianEvent(self.sigma, 1.0, clipped=True)
+
+
+@dataclass(frozen=True)
 class RepeatedEvent:
     """``event`` run ``count`` times on the same dataset."""
 
@@ -148,4 +163,5 @@ class ComposedEvent:
 
 Event: TypeAlias = (GaussianEvent | LaplaceEvent | DiscreteGaussianEvent | DiscreteLaplaceEvent
                     | RandomizedResponseEvent | PureDPEvent | ApproximateDPEvent | SampledEvent
-                    | MixtureGaussianEvent | TruncatedPoissonEvent | RepeatedEvent | ComposedEvent)
+                    | MixtureGaussianEvent | TruncatedPoissonEvent | RandomAllocationEvent
+                    | RepeatedEvent | ComposedEvent)

@@ -91,6 +91,11 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
                       standard_deviation=event.sigma / event.sensitivity,
                       sensitivities=[float(j) for j in range(event.records + 1)],
                       sampling_probs=binomial_weights(event.records, event.rate))
+    if isinstance(event, ev.RandomAllocationEvent):
+        notes.append("dp-accounting has no event for random allocation: each epoch is "
+                     "exported as one Gaussian step with the record in it (no "
+                     "amplification: a valid but looser event)")
+        return _named("GaussianDpEvent", noise_multiplier=event.sigma)
     if isinstance(event, ev.TruncatedPoissonEvent):
         return _named("TruncatedSubsampledGaussianDpEvent", dataset_size=event.dataset_size,
                       sampling_probability=event.rate,

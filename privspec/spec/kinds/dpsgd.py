@@ -22,6 +22,7 @@ from privspec.spec.base import (
 from privspec.spec.events import (
     Event,
     GaussianEvent,
+    RandomAllocationEvent,
     RepeatedEvent,
     SampledEvent,
     TruncatedPoissonEvent,
@@ -61,8 +62,10 @@ class DPSGD(SamplingRate):
         "truncated_batch_size examples; zero-out neighbours), 'random-allocation' (\"balls in "
         "bins\": each epoch is ⌊dataset_size/batch_size⌋ steps and every example is in "
         "exactly one of them, chosen at random and independently of the other examples; "
-        "accounted without amplification, as ⌈steps/(steps an epoch)⌉ Gaussian releases "
-        "of each example). 'balls-in-bins' is refused, naming 'random-allocation'.")
+        "accounted as ⌈steps/(steps an epoch)⌉ epochs, each by the dominating pair of Chua et "
+        "al. 2025 (arXiv:2412.16802), amplified, under add-or-remove and zero-out "
+        "neighbours; without amplification, as one Gaussian release an epoch, under "
+        "replace-one). 'balls-in-bins' is refused, naming 'random-allocation'.")
     partial_batch: PartialBatch | None = Field(
         None, description="With 'shuffled', when batch_size does not divide dataset_size: "
         "'kept' (PyTorch's DataLoader default, drop_last=False) if each epoch ends with a "
@@ -170,6 +173,11 @@ class DPSGD(SamplingRate):
 
 def event(block: DPSGD, _: object) -> Event:
     step = GaussianEvent(block.noise_multiplier, 1.0, clipped=True)
+    per_epoch = block.batches_per_epoch() or 1
+    if block.sampling == "random-allocation" and per_epoch > 1:
+        # a partial last epoch is the full one with its last steps not looked at
+        return RepeatedEvent(RandomAllocationEvent(block.noise_multiplier, per_epoch),
+                             block.participations())
     if block.sampling in ("shuffled", "random-allocation"):
         # no amplification: every batch it is in, in full
         # (a partial batch too: one clipped gradient in a sum, whatever the batch's size)
@@ -196,8 +204,9 @@ def describe(block: DPSGD, words: Words) -> str:
         batches = (f"random allocation of {words.num(block.dataset_size or 0)} examples to "
                    f"{words.num(block.batches_per_epoch() or 0)} steps an epoch (expected "
                    f"batch {words.num(block.batch_size or 0)}; each example in exactly one "
-                   f"step of each epoch, at most {words.num(block.participations())} in all; "
-                   "no amplification claimed)")
+                   f"step of each epoch, {words.num(block.participations())} epochs "
+                   "accounted; random allocation: the dominating pair of Chua et al. 2025, "
+                   "accounted numerically, pessimistic)")
     elif block.sampling == "fixed-size":
         batches = (f"batches of {words.num(block.batch_size or 0)} of "
                    f"{words.num(block.dataset_size or 0)} examples sampled without replacement")
