@@ -25,7 +25,7 @@ def cluster() -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", str(ROOT))
         with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      dashboard_address=None) as local:
+                                      dashboard_address=":0") as local:
             yield local.scheduler_address
 
 
