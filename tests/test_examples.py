@@ -208,3 +208,43 @@ def test_mnist_tutorials_beside_their_rdp_epsilons() -> None:
     upper = coarse.self_compose(steps).get_epsilon_for_delta(delta)
     assert upper - 0.05 <= first.epsilon <= upper
     assert report.gdp.mu == pytest.approx(0.597, abs=1e-3)
+
+
+def _query_rhos(mechanism: dict[str, object]) -> list[Fraction]:
+    """The ρ of every discrete Gaussian in a (nested) compose, as written in the spec."""
+    if "discrete_gaussian" in mechanism:
+        query = mechanism["discrete_gaussian"]
+        assert isinstance(query, dict) and query["sensitivity"] == 1
+        return [Fraction(repr(query["rho"]))]
+    stages = mechanism["compose"]
+    assert isinstance(stages, list)
+    return [rho for stage in stages for _ in range(stage.get("repeat", 1))
+            for rho in _query_rhos(stage["mechanism"])]
+
+
+@pytest.mark.parametrize(("stem", "total", "stated"), [
+    ("census-dhc-2020-final-persons", Fraction(24811, 5000), "4.96"),
+    ("census-dhc-2020-final-units", Fraction(15401, 2000), "7.70"),
+])
+def test_census_dhc_2020_final_is_sqrt_two_rho(stem: str, total: Fraction, stated: str) -> None:
+    """The final DHC allocation (production/dhc/person_US.ini and unit_US.ini): the
+    strategy's per-query ρ, 80 queries, sum exactly to the Bureau's total; μ sits just
+    above √(2ρ) (the discrete Gaussian's excess, accounted by privspec, is below 10⁻⁵),
+    and the registry record's ε is privspec's, rounded up, above the continuous one's."""
+    import yaml
+
+    from privspec.report.registry import registry_record
+
+    spec = yaml.safe_load((EXAMPLES / f"{stem}.privspec.yaml").read_text(encoding="utf-8"))
+    rhos = _query_rhos(spec["mechanism"])
+    assert len(rhos) == 80 and sum(rhos) == total and f"{float(total):.2f}" == stated
+    report = evaluated(stem)
+    assert report.gdp.mu is not None and report.gdp.regret is not None
+    assert math.sqrt(2 * total) <= report.gdp.mu <= math.sqrt(2 * total) + 1e-5
+    assert report.gdp.regret < 1e-7 and report.gdp.tier == 1
+    first = report.epsilons[0]
+    assert first.delta == 1e-5 and first.epsilon is not None
+    assert _gaussian_epsilon(math.sqrt(2 * total), 1e-5) <= first.epsilon
+    record = registry_record(report)["deployment"]["privacy_loss"]["privacy_parameters"]
+    assert record["delta"] == 1e-5
+    assert first.epsilon <= record["epsilon"] <= first.epsilon * 1.01
