@@ -23,9 +23,10 @@ from privspec.numerics.curve import (
     curve_from_pld,
     curve_from_pmfs,
     delta_from_curve,
+    epsilons_from_curve,
 )
 from privspec.numerics.gdp import gaussian_tpr, mu_from_curve
-from privspec.numerics.group_privacy import epsilons_for_deltas, group_curve
+from privspec.numerics.group_privacy import group_curve
 from privspec.numerics.portable_pld import gaussian_pld
 from privspec.spec.models import Spec
 
@@ -88,7 +89,7 @@ def test_randomized_response_matches_the_exact_iteration(records: int) -> None:
         k_epsilon = max(0.0, 1 - 2.0**records * alpha, (1 - alpha) / 2.0**records)
         assert ours >= k_epsilon - NODE_SLACK * (1 - k_epsilon) - 1e-15
     # ε at tiny δ is kε, less about δ/α at the first kink (its first slope is −e^{kε}).
-    (epsilon,) = epsilons_for_deltas(group, [1e-12])
+    (epsilon,) = epsilons_from_curve(group, [1e-12])
     assert records * LN2 - 1e-10 <= epsilon <= records * LN2 * (1 + 1e-9)
 
 
@@ -103,7 +104,7 @@ def test_an_approximate_dp_black_box_is_within_vadhans_group_bound() -> None:
     exact = max(float(_iterated(Fraction(a), records, Fraction(1, 10**9)) - Fraction(2**records)
                       * Fraction(a)) for a in [0.0, *ALPHAS])
     assert exact <= ours <= vadhan * (1 + 1e-9)
-    (at_vadhan,) = epsilons_for_deltas(group, [vadhan])
+    (at_vadhan,) = epsilons_from_curve(group, [vadhan])
     assert at_vadhan <= epsilon * (1 + 1e-9)
 
 

@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtri
 from scipy.stats import beta as beta_distribution
 
 from privspec.numerics.curve import FloatArray
+from privspec.numerics.gdp import gaussian_tpr
 
 Direction = Literal["higher", "lower"]
 #: Tail fractions of the pooled scores at which thresholds are put, per decade.
@@ -100,7 +101,7 @@ class CertifiedCurve:
         padded = np.append(self.tpr, 1.0)
         bound = padded[np.minimum(index, self.tpr.size)]
         if self.mu is not None:
-            bound = np.minimum(bound, np.asarray(ndtr(ndtri(fpr) + self.mu)) + self.floor)
+            bound = np.minimum(bound, gaussian_tpr(fpr, self.mu) + self.floor)
         return np.asarray(np.minimum(bound, 1.0))
 
 

@@ -404,6 +404,29 @@ def delta_from_curve(curve: TradeoffCurve, epsilon: float) -> float:
     return float(max(0.0, np.max(curve.tpr - np.exp(epsilon) * curve.alpha)))
 
 
+def epsilons_from_curve(curve: TradeoffCurve, deltas: list[float]) -> list[float]:
+    """For each δ, the smallest ε ≥ 0 with δ(ε) ≤ δ on the curve itself (the inverse of
+    ``delta_from_curve``, for curves with no directional points behind them, such as a
+    unit's iterated curve): δ(ε) = max over vertices of 1 − f(α) − e^ε α (the f-DP ⇔
+    (ε, δ(ε)) duality, Dong, Roth & Su 2022, Prop. 2.12), so ε = max over vertices with
+    TPR > δ of ln((TPR − δ)/α), ∞ when such a vertex has α = 0; rounded up."""
+    tpr, alpha = curve.tpr, curve.alpha
+    result = []
+    for delta in deltas:
+        above = tpr > delta
+        if not above.any():
+            result.append(0.0)
+            continue
+        if np.any(alpha[above] <= 0):
+            result.append(math.inf)
+            continue
+        with np.errstate(over="ignore"):
+            ratio = (tpr[above] - delta) / alpha[above]
+        worst = float(np.max(np.log(ratio)))
+        result.append(max(0.0, worst * (1 + 1e-12) + 1e-15))
+    return result
+
+
 def epsilon_for_delta(points: tuple[DirectionalPoints, ...], delta: float) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ ``delta``, max over directions (``epsilons_for_deltas``)."""
     return epsilons_for_deltas(points, [delta])[0]

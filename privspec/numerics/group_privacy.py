@@ -161,25 +161,3 @@ def _losses(alpha: FloatArray, tpr: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.diff(tpr) / np.diff(alpha)
         return np.asarray(np.log(np.where(slope > 0, slope, 0.0)))
-
-
-def epsilons_for_deltas(curve: TradeoffCurve, deltas: list[float]) -> list[float]:
-    """For each δ, the smallest ε ≥ 0 with δ(ε) ≤ δ on the curve itself: δ(ε) =
-    max over vertices of 1 − f(α) − e^ε α (the f-DP ⇔ (ε, δ(ε)) duality, Dong, Roth &
-    Su 2022, Prop. 2.12), so ε = max over vertices with TPR > δ of ln((TPR − δ)/α),
-    ∞ when such a vertex has α = 0; rounded up."""
-    tpr, alpha = curve.tpr, curve.alpha
-    result = []
-    for delta in deltas:
-        above = tpr > delta
-        if not above.any():
-            result.append(0.0)
-            continue
-        if np.any(alpha[above] <= 0):
-            result.append(math.inf)
-            continue
-        with np.errstate(over="ignore"):
-            ratio = (tpr[above] - delta) / alpha[above]
-        worst = float(np.max(np.log(ratio)))
-        result.append(max(0.0, worst * (1 + 1e-12) + 1e-15))
-    return result

@@ -25,7 +25,12 @@ from privspec.numerics.accounting import (
     account,
 )
 from privspec.numerics.bounds import Bound
-from privspec.numerics.curve import TradeoffCurve, curve_from_pmfs, epsilons_for_deltas
+from privspec.numerics.curve import (
+    TradeoffCurve,
+    curve_from_pmfs,
+    epsilons_for_deltas,
+    epsilons_from_curve,
+)
 from privspec.numerics.gdp import (
     GaussianSummary,
     epsilon_from_mu_delta,
@@ -34,7 +39,6 @@ from privspec.numerics.gdp import (
     mu_from_curve,
     summarize,
 )
-from privspec.numerics.group_privacy import epsilons_for_deltas as curve_epsilons
 from privspec.numerics.group_privacy import group_curve
 from privspec.numerics.risk import ExactCurve, GaussianCurve
 from privspec.report import formatting as fmt
@@ -473,7 +477,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
     def numerical(deltas: list[float]) -> list[float]:
         # A unit's iterated curve has no accountant's profile: ε(δ) from the curve itself.
         if accounted.group > 1:
-            return curve_epsilons(curve, deltas)
+            return epsilons_from_curve(curve, deltas)
         return epsilons_for_deltas(curve.points, deltas)
 
     epsilons, published = _epsilons(
