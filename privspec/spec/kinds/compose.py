@@ -30,13 +30,29 @@ def event(stages: list[Stage], event_of: Callable[[Any], Event]) -> Event:
 
 
 def describe(stages: list[Stage], words: Words) -> str:
-    parts = [
-        (f"{stage.name}: " if stage.name else "")
-        + words.of(stage.mechanism)
-        + (f" (×{words.num(stage.repeat)})" if stage.repeat > 1 else "")
-        for stage in stages
-    ]
-    return f"{len(parts)} stages on the same data: " + "; ".join(parts)
+    """The stages in order; named stages that do the same (the same mechanism, the same
+    number of times) are listed together behind one description, so that a composition
+    of many like queries (a census's histograms) stays one readable phrase."""
+    alike: dict[str, list[str]] = {}
+    parts: list[str | list[str]] = []
+    for stage in stages:
+        does = words.of(stage.mechanism) + (
+            f" (×{words.num(stage.repeat)})" if stage.repeat > 1 else "")
+        if stage.name is None:
+            parts.append(does)
+        elif does in alike:
+            alike[does].append(stage.name)
+        else:
+            alike[does] = [stage.name]
+            parts.append(alike[does])
+    described = {id(names): does for does, names in alike.items()}
+    if len(parts) == 1 and isinstance(parts[0], list) and len(parts[0]) > 1:
+        return (f"{len(stages)} stages on the same data, each {described[id(parts[0])]}: "
+                + ", ".join(parts[0]))
+    return f"{len(stages)} stages on the same data: " + "; ".join(
+        part if isinstance(part, str)
+        else ", ".join(part) + (": each " if len(part) > 1 else ": ") + described[id(part)]
+        for part in parts)
 
 
 KIND = Kind("compose", 120, Stages, event, describe, nesting="stages", bounded_loss=True)
