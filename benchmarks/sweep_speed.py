@@ -10,6 +10,11 @@ BLAS/OpenMP thread (as the pool's workers have), timed from the start of the pro
 and, separately, from after its imports.  Medians of the ratios of N repeats (a shared
 machine's slow spells then hit both sides of a ratio).  Targets (issue 33): speed-up
 ≥ 1.7, overhead ≤ 10 %.
+
+Also printed, the ceilings of the speed-up: the machine's (two plain processes of 8
+points against one of 16) and Amdahl's (what ``--workers 1`` spends outside the
+evaluations, chiefly importing the numerical stack, which every worker needs before its
+first point, cannot be parallelised).
 """
 
 from __future__ import annotations
@@ -84,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     repeats = parser.parse_args().repeats
-    one, two, whole, alone, speedups, overheads, ceilings = [], [], [], [], [], [], []
+    one, two, whole, alone, speedups, overheads, ceilings, amdahl = [], [], [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeats):  # each repeat's ratios compare runs a minute apart at most
             process, evaluations = in_process_seconds()
@@ -95,6 +100,9 @@ def main() -> None:
             speedups.append(one[-1] / two[-1])
             overheads.append((one[-1] - process) / evaluations)
             ceilings.append(process / machine_seconds())
+            # Amdahl: what --workers 1 spends outside the evaluations (start, imports,
+            # pool) stays serial; the evaluations at best halve.
+            amdahl.append(one[-1] / (one[-1] - evaluations + evaluations / 2))
     print(f"16 in-process evaluations (1 thread)   {statistics.median(whole):6.2f} s as a "
           f"process, {statistics.median(alone):6.2f} s after its imports")
     print(f"privspec sweep --workers 1             {statistics.median(one):6.2f} s")
@@ -103,6 +111,8 @@ def main() -> None:
           "(target >= 1.7)")
     print(f"the machine's own: 2 processes x 8 points / 1 x 16: {statistics.median(ceilings):.2f}x"
           " (no pool: the ceiling of the speed-up now)")
+    print(f"Amdahl's bound: --workers 1's time outside the evaluations kept, the evaluations "
+          f"halved: {statistics.median(amdahl):.2f}x (the most two perfect cores could give)")
     print(f"pool overhead per point, vs the in-process run as a process: "
           f"{statistics.median(overheads):+.1%} (target <= 10 %)")
     print(f"medians of the ratios of {repeats} repeats; report cache off; each ratio: "
