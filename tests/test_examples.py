@@ -138,21 +138,22 @@ def test_the_readme_gallery_prints_what_the_reports_print() -> None:
 def test_gboard_es_es_against_the_registry_rho() -> None:
     """Google's accounting (σ = 7, 2000 rounds, 6 participations at least 314 apart) gives
     Σ m² = 79 over the online tree, ρ = 79/98 = 0.806, the Registry's 0.81. privspec's
-    bound is Σ m² ≤ 82, so μ = √82/7; a pattern attaining 79 shows the truth lies between,
-    with √(2 · 0.81) in that range."""
+    search finds the same 79 (μ = √79/7), and a pattern attaining 79, built here from the
+    tree's definition, shows that no smaller value is sound."""
     report = evaluated("gboard-es-es-dp-ftrl.privspec.yaml")
     assert report.gdp.mu is not None
-    assert report.gdp.mu == pytest.approx(math.sqrt(82) / 7, rel=1e-12)
+    assert report.gdp.mu == pytest.approx(math.sqrt(79) / 7, rel=1e-12)
     rounds = [11, 329, 680, 994, 1418, 1732]  # 0-based; gaps of at least 314
     assert min(b - a for a, b in itertools.pairwise(rounds)) >= 314
     chosen = np.zeros(2000)
     chosen[rounds] = 1.0
     attained = float(np.sum((tree_matrix(2000, online=True) @ chosen) ** 2))
     assert attained == 79 and round(attained / (2 * 7**2), 2) == 0.81
-    assert math.sqrt(attained) / 7 <= math.sqrt(2 * 0.81) <= report.gdp.mu
-    assert report.gdp.mu / (math.sqrt(attained) / 7) < 1.02  # pessimistic by under 2 %
+    assert report.gdp.mu == pytest.approx(math.sqrt(attained) / 7, rel=1e-12)
     # the exact Gaussian's ε(10⁻¹⁰) is below the published 8.9 (an RDP conversion)
     assert report.epsilons[0].delta == 1e-10 and report.epsilons[0].epsilon < 8.9
+
+
 def _gaussian_epsilon(mu: float, delta: float) -> float:
     """ε at δ of the Gaussian mechanism μ-GDP, from the closed form δ(ε) = Φ(−ε/μ + μ/2)
     − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8), by bisection."""

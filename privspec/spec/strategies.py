@@ -101,6 +101,12 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
                            for a in range(max(0, m - len(right) + 1), min(m, len(left) - 1) + 1))
                      for m in range(most + 1))
 
+    searched = _tree_search(steps, count, separation, online)
+    if searched is not None:
+        return Sensitivity(math.sqrt(searched), True,
+                           f"the most that {count} participations at least {separation} "
+                           f"steps apart add up over the released nodes, Σ m² = {searched} "
+                           "(exact: every placement searched)")
     bound = best(depth, steps)[-1]
     spread = [i * separation for i in range(count)]
     attained = sum(_shared_nodes(i, j, depth, steps if online else 1 << depth)
@@ -112,6 +118,69 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
                        + ("exact)" if exact
                           else "an upper bound: the separation is enforced within each "
                           "subtree, not across their boundaries)"))
+
+
+def _tree_search(steps: int, count: int, separation: int, online: bool) -> int | None:
+    """The exact largest Σ m² over the released nodes for at most ``count`` participations
+    at least ``separation`` = b apart, or None when the search would take more than
+    ``MAX_TREE_WORK`` steps.
+
+    With 2^H ≤ b < 2^(H+1), a node of height ≤ H spans fewer than b steps, so it holds at
+    most one participation: those nodes add, for each participation t, the number w(t)
+    of released ones holding t.  The higher nodes are unions of the blocks of 2^H steps,
+    each holding at most one participation, so they add Σ (occupied blocks under the
+    node)², which depends only on the set of occupied blocks.  Every set of at most
+    ``count`` blocks is tried; within one, the best steps come from a pass over its
+    blocks in order (the best total ending at each step of a block, from the best of the
+    previous block at least b steps before)."""
+    height = separation.bit_length() - 1
+    block = 1 << height
+    blocks = -(-steps // block)
+    depth = tree_depth(steps)
+    work = steps * (height + 1)
+    for m in range(1, count + 1):
+        work += math.comb(blocks, m) * m * block
+        if work > MAX_TREE_WORK:
+            return None
+
+    def released(level: int, index: int) -> bool:
+        return not online or (index + 1) << level <= steps
+
+    weight = [sum(1 for level in range(height + 1) if released(level, t >> level))
+              for t in range(steps)]
+
+    def upper(chosen: tuple[int, ...]) -> int:
+        total = 0
+        for level in range(height + 1, depth + 1):
+            under: dict[int, int] = {}
+            for index in chosen:
+                node = index >> (level - height)
+                under[node] = under.get(node, 0) + 1
+            total += sum(m * m for node, m in under.items() if released(level, node))
+        return total
+
+    def lower(chosen: tuple[int, ...]) -> int | None:
+        """The largest Σ w(t) over steps in the ``chosen`` blocks, b apart (None: none)."""
+        best: list[int | None] | None = None  # by step of the previous block: the best
+        start = 0                             # total ending there or before
+        for index in chosen:
+            ending: list[int | None] = []
+            for t in range(index * block, min((index + 1) * block, steps)):
+                last = t - separation - start  # the previous block's latest allowed step
+                before = 0 if best is None else None if last < 0 else best[min(last, len(best) - 1)]
+                ending.append(None if before is None else before + weight[t])
+            best = list(itertools.accumulate(
+                ending, lambda a, b: b if a is None or (b is not None and b > a) else a))
+            start = index * block
+        return None if best is None else best[-1]
+
+    found = 0
+    for m in range(1, count + 1):
+        for chosen in itertools.combinations(range(blocks), m):
+            low = lower(chosen)
+            if low is not None:
+                found = max(found, low + upper(chosen))
+    return found
 
 
 def _shared_nodes(i: int, j: int, depth: int, complete_by: int) -> int:
