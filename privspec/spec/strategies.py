@@ -169,8 +169,7 @@ def _tree_search(steps: int, count: int, separation: int, online: bool) -> int |
                 last = t - separation - start  # the previous block's latest allowed step
                 before = 0 if best is None else None if last < 0 else best[min(last, len(best) - 1)]
                 ending.append(None if before is None else before + weight[t])
-            best = list(itertools.accumulate(
-                ending, lambda a, b: b if a is None or (b is not None and b > a) else a))
+            best = list(itertools.accumulate(ending, _larger))
             start = index * block
         return None if best is None else best[-1]
 
@@ -181,6 +180,11 @@ def _tree_search(steps: int, count: int, separation: int, online: bool) -> int |
             if low is not None:
                 found = max(found, low + upper(chosen))
     return found
+
+
+def _larger(first: int | None, second: int | None) -> int | None:
+    """The larger of two totals, None standing for no total at all."""
+    return first if second is None or (first is not None and first >= second) else second
 
 
 def _shared_nodes(i: int, j: int, depth: int, complete_by: int) -> int:
