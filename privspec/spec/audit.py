@@ -5,15 +5,15 @@ audit, not by the loader: ``privspec validate`` stays quick."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import Field, model_validator
 
 from privspec.spec.base import _Strict, conflict, raise_if
+from privspec.spec.named_file import outside_reason
 
-#: A path that leaves the spec's folder: absolute, a drive, or a '..' part.
-_OUTSIDE = re.compile(r"^([/\\]|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
+#: What the file is, in messages.
+NOUN = "score file"
 
 ColumnName = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -43,8 +43,7 @@ class AuditBlock(_Strict):
     def _inside_the_spec_folder(self) -> AuditBlock:
         """A spec comes from strangers: it may name a file beside it or below, never one
         elsewhere on the machine that audits it."""
-        if _OUTSIDE.search(self.scores):
-            raise_if([conflict("scores", "the score file is a path relative to the spec's "
-                               "folder, inside it (no leading '/', drive or '..')",
-                               self.scores)], "AuditBlock")
+        reason = outside_reason(self.scores, NOUN)
+        if reason is not None:
+            raise_if([conflict("scores", reason, self.scores)], "AuditBlock")
         return self
