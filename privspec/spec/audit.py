@@ -34,10 +34,14 @@ class AuditBlock(_Strict):
                                      "an example that was in, 0 for one that was out.")
     confidence: Annotated[float, Field(ge=0.5, le=0.999999, allow_inf_nan=False)] = Field(
         0.95, description="Probability with which every statement of the audit holds at "
-                          "once.")
+                          "once (the one-run bound's, on their own).")
     holdout: bool = Field(
         False, description="Choose one threshold per direction on half the scores and "
         "test it on the other half, instead of a fixed set of pooled-score quantiles.")
+    one_run: bool = Field(
+        False, description="Also the one-run bound on ε (Steinke, Nasr & Jagielski 2023), "
+        "for scores of canaries each inserted with probability 1/2 into one training run; "
+        "the report's audit section shows it (docs/audit.md).")
 
     @model_validator(mode="after")
     def _inside_the_spec_folder(self) -> AuditBlock:

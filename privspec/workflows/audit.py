@@ -454,14 +454,15 @@ class AuditSettings:
     columns: Columns
     confidence: float
     holdout: bool
+    one_run: bool = False
     sha256: str | None = None
     named: str | None = None  # the file's name as the spec's audit: block writes it
 
 
 def settings_for(spec: Spec, spec_path: str, *, scores: str | None = None,
                  score_column: str | None = None, label_column: str | None = None,
-                 confidence: float | None = None, holdout: bool | None = None
-                 ) -> AuditSettings | None:
+                 confidence: float | None = None, holdout: bool | None = None,
+                 one_run: bool | None = None) -> AuditSettings | None:
     """The options given, else the spec's ``audit:`` block's, else the defaults; None
     when neither names a score file. The block's file is relative to the spec's folder."""
     block = spec.audit
@@ -476,6 +477,7 @@ def settings_for(spec: Spec, spec_path: str, *, scores: str | None = None,
         confidence=confidence if confidence is not None else (
             DEFAULT_CONFIDENCE if block is None else block.confidence),
         holdout=holdout if holdout is not None else (block is not None and block.holdout),
+        one_run=one_run if one_run is not None else (block is not None and block.one_run),
         **({"sha256": block.sha256, "named": block.scores}
            if block is not None and _names(spec_path, block, scores) else {}))
 
@@ -575,9 +577,10 @@ def contradiction_message(outcome: AuditOutcome, scores: str) -> str:
 
 def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCurve
                   ) -> ReportAudit:
-    """The report's section of an audit (its boxes with the TPR the report allows)."""
+    """The report's section of an audit (its boxes with the TPR the report allows, its
+    one-run bounds with the ε the report certifies)."""
     from privspec.report.model import Audit as ReportAudit
-    from privspec.report.model import AuditBox, AuditEpsilon
+    from privspec.report.model import AuditBox, AuditEpsilon, AuditOneRun
 
     statistics = outcome.statistics
     allowed = certified.tpr_bound(np.array([box.fpr_high for box in statistics.boxes]))
@@ -597,11 +600,16 @@ def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCur
         contradiction=bool(outcome.contradictions),
         clearest_contradiction=None if not outcome.contradictions else
         boxes[statistics.boxes.index(outcome.contradictions[0][0])],
-        boxes=boxes)
+        boxes=boxes,
+        one_run=[AuditOneRun(**dataclasses.asdict(bound), epsilon_certified=certified,
+                             contradicts=certified is not None
+                             and bound.epsilon_lower > certified)
+                 for bound, certified in outcome.one_run])
 
 
 def with_audit(report: Report, scores: Scores, settings: AuditSettings) -> Report:
     """``report`` with the section of its audit by ``scores``."""
-    outcome = audit_report(report, scores, settings.confidence, holdout=settings.holdout)
+    outcome = audit_report(report, scores, settings.confidence, holdout=settings.holdout,
+                           one_run_bound=settings.one_run)
     section = audit_section(outcome, scores, certified_curve(report))
     return report.model_copy(update={"audit": section})
