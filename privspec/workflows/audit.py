@@ -179,7 +179,9 @@ def _as_scores(values: np.ndarray) -> tuple[FloatArray, np.ndarray]:
 def _from_csv(path: str, text: str, columns: Columns) -> tuple[FloatArray, FloatArray]:
     """Members' and non-members' scores from a CSV file with a header line: numpy's
     parser when every row is plain, else row by row (locating every problem)."""
-    header = [cell.strip() for cell in next(csv.reader(io.StringIO(text, newline="")), [])]
+    first = text[:text.find("\n") + 1 or len(text)]
+    header = [cell.strip() for cell in
+              next(csv.reader(io.StringIO(text if '"' in first else first, newline="")), [])]
     if not header:
         raise SpecError([_problem(path, 1, 1, "", "empty: a CSV score file starts with a "
                                   f"header line naming its columns ({columns.score}, "
@@ -210,23 +212,25 @@ def _from_csv(path: str, text: str, columns: Columns) -> tuple[FloatArray, Float
 
 def _plain_csv(text: str, width: int, at_score: int, at_label: int
                ) -> tuple[FloatArray, FloatArray] | None:
-    """The scores by numpy's parser, when the file has no quotes, every line its
-    ``width`` cells, finite scores and labels 0 or 1; None otherwise (read row by row)."""
-    text = text.replace("\r\n", "\n")
+    """The scores by numpy's parser, when the file has no quotes or NULs, every line its
+    ``width`` cells, finite scores and labels 0 or 1 (those very characters, as the row
+    by row reading takes them); None otherwise (read row by row)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     lines = text.count("\n") + (not text.endswith("\n")) - 1  # after the header
-    if '"' in text or "\r" in text or text.count(",") != (width - 1) * (lines + 1):
+    if ('"' in text or "\r" in text or "\x00" in text
+            or text.count(",") != (width - 1) * (lines + 1)):
         return None
     try:
         table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, comments=None,
                            usecols=(at_score, at_label), ndmin=1,
-                           dtype=np.dtype([("score", "f8"), ("label", "i8")]))
+                           dtype=np.dtype([("score", "f8"), ("label", "U2")]))
     except ValueError:
         return None
-    scores, labels = table["score"], table["label"]
-    if table.size != lines or not np.isfinite(scores).all() or (
-            (labels != 0) & (labels != 1)).any():
+    scores, member, out = table["score"], table["label"] == "1", table["label"] == "0"
+    if table.size != lines or not np.isfinite(scores).all() or not (member | out).all():
         return None
-    return scores[labels == 1], scores[labels == 0]
+    return scores[member], scores[out]
 
 
 def _csv_problems(path: str, text: str, header: list[str], columns: Columns) -> SpecError:
