@@ -58,7 +58,7 @@ def test_a_symbolic_link_out_of_the_folder_is_refused(spec: str) -> None:
     ("absent.csv", 1000, Code.IO_NOT_FOUND, "no such file"),
     ("runs", 1000, Code.IO_IS_A_DIRECTORY, "is a directory, not a test file"),
     ("runs/m.csv", 5, Code.IO_TOO_LARGE,
-     "larger than 5 bytes (12), the most a test file may have"),
+     "larger than the 5 bytes a test file may have"),
 ])
 def test_a_file_that_cannot_be_read_is_refused(spec: str, name: str, limit: int, code: Code,
                                                message: str) -> None:

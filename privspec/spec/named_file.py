@@ -66,7 +66,7 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
         if stat.S_ISDIR(info.st_mode):
             raise NamedFileError(f"is a directory, not a {noun}", code=Code.IO_IS_A_DIRECTORY)
         if info.st_size > limit:
-            raise NamedFileError(_too_large(info.st_size, limit, noun), code=Code.IO_TOO_LARGE)
+            raise NamedFileError(_too_large(limit, noun), code=Code.IO_TOO_LARGE)
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except FileNotFoundError:
@@ -75,12 +75,12 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
         raise NamedFileError(f"cannot read the file: {error.strerror or error}",
                              code=Code.IO_UNREADABLE) from None
     if len(data) > limit:  # the file grew since it was measured
-        raise NamedFileError(_too_large(len(data), limit, noun), code=Code.IO_TOO_LARGE)
+        raise NamedFileError(_too_large(limit, noun), code=Code.IO_TOO_LARGE)
     return data
 
 
-def _too_large(size: int, limit: int, noun: str) -> str:
-    return f"larger than {limit:,} bytes ({size:,}), the most a {noun} may have"
+def _too_large(limit: int, noun: str) -> str:
+    return f"larger than the {limit:,} bytes a {noun} may have"
 
 
 def check_digest(data: bytes, sha256: str, name: str, noun: str) -> str:
