@@ -188,10 +188,9 @@ def test_the_specs_audit_block_names_the_file_and_its_digest(
                     encoding="utf-8")
     code, _, err = _run(capsys, "audit", spec)
     assert code == 2
-    assert err == (f"{spec}:9:3: error: audit.sha256: the score file "
-                   f"{tmp_path / 'runs' / 'scores.csv'} has SHA-256 {digest}, not the one "
-                   "named here: audit the file the spec names, or update audit.sha256 "
-                   "[scores/invalid]\n")
+    assert err == (f"{spec}:9:3: error: audit.sha256: the score file runs/scores.csv has "
+                   f"SHA-256 {digest}, not the one named here: use the file the spec names, "
+                   "or update its sha256 [scores/invalid]\n")
     spec.write_text(SPEC + "audit:\n  scores: runs/scores.csv\n  sha256: abc\n",
                     encoding="utf-8")
     code, _, err = _run(capsys, "validate", spec)

@@ -17,6 +17,7 @@ import pytest
 import privspec
 from privspec.cli import main
 from privspec.report import figures
+from privspec.report import formatting as fmt
 from privspec.report.model import Report
 from privspec.report.render import render_documents
 from privspec.spec.loader import load_spec_text
@@ -174,3 +175,89 @@ def test_a_contradiction_of_an_uncertified_curve_says_so(tmp_path: Path) -> None
     assert outcome.contradictions and not outcome.certified
     assert any("composed without a stated error bound" in line
                for line in findings(outcome, scores))
+
+
+def _one_run_report(tmp_path: Path, p_in: float, one_run: bool = True) -> Report:
+    """A pure ε = 1 report audited by canaries guessed right with probability ``p_in``."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "canaries.npz"
+    with open(path, "wb") as handle:
+        np.savez(handle, **{"in": (rng.random(3000) < p_in).astype(float),
+                            "out": (rng.random(3000) < 1 - p_in).astype(float)})
+    spec = SPEC.replace("gaussian: {sigma: 1, sensitivity: 1}", "pure_dp: {epsilon: 1}")
+    report = privspec.evaluate(load_spec_text(spec))
+    return with_audit(report, read_scores(str(path)),
+                      AuditSettings(str(path), Columns(), 0.95, False, one_run=one_run))
+
+
+def test_every_format_shows_the_one_run_bound_when_asked(tmp_path: Path) -> None:
+    report = _one_run_report(tmp_path, np.exp(3.0) / (1 + np.exp(3.0)))
+    assert report.audit is not None
+    first = report.audit.one_run[0]
+    assert first.delta == 0 and first.epsilon_certified == 1 and first.contradicts
+    assert first.canaries == 6000 and 0 < first.correct <= first.guesses
+    lower, right, guesses = (fmt.fmt_lower(first.epsilon_lower),
+                             fmt.fmt_count(first.correct), fmt.fmt_count(first.guesses))
+    assert lower.startswith("2.")
+    said = f"ε ≥ {lower} at δ = 0, from {right} right guesses of {guesses}; this report " \
+           "certifies ε = 1"
+    (markdown,) = render_documents(report, "markdown")
+    assert "**One run.** Separately" in markdown.text and "6,000 scores" in markdown.text
+    assert f"- {said}. **Contradiction:** the bound exceeds it" in markdown.text
+    assert "the attack does not contradict this report" not in markdown.text
+    (html,) = render_documents(report, "html")
+    assert f"<li>{said}. <strong>Contradiction:</strong>" in html.text
+    latex = render_documents(report, "latex")[-1].text
+    assert (f"\\item $\\varepsilon \\geq {fmt.fmt_lower(first.epsilon_lower, 'latex')}$ at "
+            "$\\delta = 0$") in latex and "\\textbf{One run.}" in latex
+    data = json.loads(report.model_dump_json())["audit"]["one_run"][0]
+    assert data == {"delta": 0.0, "epsilon_lower": first.epsilon_lower, "canaries": 6000,
+                    "guesses": first.guesses, "correct": first.correct,
+                    "epsilon_certified": 1.0, "contradicts": True}
+
+
+def test_the_one_run_bound_is_left_out_unless_asked(tmp_path: Path) -> None:
+    report = _one_run_report(tmp_path, 0.6, one_run=False)
+    assert report.audit is not None and report.audit.one_run == []
+    for form in ("markdown", "html", "latex"):
+        assert "One run" not in render_documents(report, form)[-1].text
+    fair = _one_run_report(tmp_path, 0.6)
+    assert fair.audit is not None and not any(r.contradicts for r in fair.audit.one_run)
+    (markdown,) = render_documents(fair, "markdown")
+    assert "**One run.**" in markdown.text and "Contradiction" not in markdown.text
+    assert "the attack does not contradict this report" in markdown.text
+
+
+def test_the_specs_audit_block_asks_for_the_one_run_bound(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(2)
+    lines = ["score,member", *(f"{x!r},1" for x in (rng.random(500) < 0.6).astype(float).tolist()),
+             *(f"{x!r},0" for x in (rng.random(500) < 0.4).astype(float).tolist())]
+    (tmp_path / "scores.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    digest = hashlib.sha256((tmp_path / "scores.csv").read_bytes()).hexdigest()
+    spec = tmp_path / "g.privspec.yaml"
+    spec.write_text(SPEC + f"audit:\n  scores: scores.csv\n  sha256: '{digest}'\n"
+                    "  one_run: true\n", encoding="utf-8")
+    assert main(["render", str(spec), "-f", "json", "--output-dir", str(tmp_path / "out")]) == 0
+    data = json.loads((tmp_path / "out" / "g.json").read_text(encoding="utf-8"))
+    assert data["audit"]["one_run"][0]["delta"] == 0.0
+    capsys.readouterr()
+    assert main(["audit", str(spec)]) == 0
+    assert "one run (Steinke, Nasr & Jagielski 2023" in capsys.readouterr().out
+    assert main(["audit", str(spec), "--no-one-run"]) == 0
+    assert "one run" not in capsys.readouterr().out
+
+
+def test_the_one_run_bound_compiles(tmp_path: Path) -> None:
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        if os.environ.get("PRIVSPEC_REQUIRE_TEX"):
+            pytest.fail("PRIVSPEC_REQUIRE_TEX is set but pdflatex is not on PATH")
+        pytest.skip("pdflatex not installed")
+    report = _one_run_report(tmp_path, np.exp(3.0) / (1 + np.exp(3.0)))
+    (tmp_path / "report.tex").write_text(
+        render_documents(report, "latex", variant="standalone")[-1].text, encoding="utf-8")
+    done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error",
+                           "report.tex"], cwd=tmp_path, capture_output=True, text=True,
+                          errors="replace", timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -314,12 +314,14 @@ def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kin
 
 
 @pytest.mark.parametrize(("change", "field", "says"), [
-    ("sha", "sha256", "SHA-256 is"),
-    ("outside", "file", "in the spec's directory"),
+    ("sha", "sha256", "has SHA-256"),
+    ("outside", "file", "relative to the spec's folder, inside it"),
     ("upper", "file", "lower-triangular"),
     ("nan", "file", "finite"),
     ("steps", "steps", "steps must be its size"),
-    ("missing", "file", "cannot read"),
+    ("missing", "file", "no such file"),
+    ("link", "file", "link.csv leads out of the spec's folder (a symbolic link)"),
+    ("directory", "file", "is a directory, not a strategy file"),
     ("text", "file", "numbers only"),
 ])
 def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: str,
@@ -342,6 +344,13 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
         file = f"../{file}"
     if change == "missing":
         file = "absent.csv"
+    if change == "link":
+        (tmp_path / file).write_bytes((folder / file).read_bytes())
+        (folder / "link.csv").symlink_to(tmp_path / file)
+        file = "link.csv"
+    if change == "directory":
+        (folder / "sub").mkdir()
+        file = "sub"
     (folder / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
         file=file, sha=sha, steps=7 if change == "steps" else 6,
         participation="{once: {}}"), encoding="utf-8")

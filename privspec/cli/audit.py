@@ -43,11 +43,13 @@ Holdout = Annotated[bool | None, typer.Option(
     "--holdout/--no-holdout", help="Choose one threshold per direction on half the scores "
     "and test it on the other half (default: the spec's audit.holdout, else no: a fixed "
     "set of pooled-score quantiles, Bonferroni-corrected).", show_default=False)]
-OneRun = Annotated[bool, typer.Option(
-    "--one-run", help="Also the one-run bound on ε (Steinke, Nasr & Jagielski 2023), for "
-    "scores of canaries each inserted with probability 1/2 into one training run: guesses "
+OneRun = Annotated[bool | None, typer.Option(
+    "--one-run/--no-one-run", show_default=False, help="Also the one-run bound on ε "
+    "(Steinke, Nasr & Jagielski 2023), for scores of canaries each inserted with "
+    "probability 1/2 into one training run: guesses "
     "on the highest and lowest scores, several guess counts, Bonferroni-corrected; a bound "
-    "above the report's ε at the same δ is a contradiction.")]
+    "above the report's ε at the same δ is a contradiction (default: the spec's "
+    "audit.one_run, else no).")]
 Format = Annotated[AuditFormat, typer.Option(
     "--format", "-f", help="text: findings in words on stdout; json: the boxes and bounds.",
     case_sensitive=False)]
@@ -57,7 +59,7 @@ def audit(
     spec: Annotated[str, typer.Argument(metavar="SPEC", help="The spec file whose report "
                                         "certifies the curve.", show_default=False)],
     scores: ScoresFile = None, score_column: ScoreColumn = None, label_column: LabelColumn = None,
-    confidence: Confidence = None, holdout: Holdout = None, one_run: OneRun = False,
+    confidence: Confidence = None, holdout: Holdout = None, one_run: OneRun = None,
     output_format: Format = AuditFormat.text,
 ) -> None:
     """Hold an attack's scores against the certified curve: exit 0 when the attack stays
@@ -73,11 +75,11 @@ def audit(
 
     ((path, model),) = load_all_or_exit([spec])
     settings = _settings_or_exit(path, model, scores, score_column, label_column, confidence,
-                                 holdout)
+                                 holdout, one_run)
     read = scores_or_exit(settings, path)
     report = evaluate_or_exit("audit", model, path, path)
     outcome = audit_report(report, read, settings.confidence, holdout=settings.holdout,
-                           one_run_bound=one_run)
+                           one_run_bound=settings.one_run)
     if output_format is AuditFormat.json:
         from privspec.workflows.audit import outcome_json
 
@@ -89,12 +91,13 @@ def audit(
 
 def _settings_or_exit(path: str, model: Spec, scores: str | None, score_column: str | None,
                       label_column: str | None, confidence: float | None,
-                      holdout: bool | None) -> AuditSettings:
+                      holdout: bool | None, one_run: bool | None) -> AuditSettings:
     """What to audit; no score file named anywhere exits 2 in one line."""
     from privspec.workflows.audit import settings_for
 
     settings = settings_for(model, path, scores=scores, score_column=score_column,
-                            label_column=label_column, confidence=confidence, holdout=holdout)
+                            label_column=label_column, confidence=confidence, holdout=holdout,
+                            one_run=one_run)
     if settings is None:
         raise fail("audit", f"{printable(path)}: no scores to audit: give --scores FILE, or "
                    "name the file in the spec's audit: block")

@@ -218,6 +218,23 @@ class AuditEpsilon(_Frozen):
     epsilon_lower: float = Field(description="Lower bound on ε at δ (0: nothing proven).")
 
 
+class AuditOneRun(_Frozen):
+    """The one-run bound of an audit at one δ (Steinke, Nasr & Jagielski 2023,
+    arXiv:2305.08846): the scores are of canaries each inserted with probability 1/2 into
+    one run; the attack guessed on the highest and lowest scores."""
+
+    delta: float
+    epsilon_lower: float = Field(description="Lower bound on ε at δ (0: nothing proven).")
+    canaries: int = Field(description="Scores, one a canary.")
+    guesses: int = Field(description="Canaries the attack guessed on (it abstained on the "
+                         "rest).")
+    correct: int = Field(description="Guesses that were right.")
+    epsilon_certified: float | None = Field(
+        description="The ε this report certifies at δ (its pure ε at δ = 0); null when it "
+                    "certifies none.")
+    contradicts: bool = Field(description="``epsilon_lower`` > ``epsilon_certified``.")
+
+
 class Audit(_Frozen):
     """What an attack achieved: its scores held against the certified curve (docs/audit.md).
     Every bound holds, all at once, with probability ``confidence``, each score taken as
@@ -240,6 +257,9 @@ class Audit(_Frozen):
     clearest_contradiction: AuditBox | None = Field(
         description="The box farthest above the certified curve; null without a contradiction.")
     boxes: list[AuditBox]
+    one_run: list[AuditOneRun] = Field(
+        [], description="The one-run bound at δ = 0 and at each δ of the report, when it was "
+        "asked for (privspec audit --one-run, or audit.one_run in the spec); else empty.")
 class GroupRow(_Frozen):
     """The guarantee for a group of ``size`` records of one unit (the spec evaluated with
     records_per_unit = size, at the report's discretization)."""

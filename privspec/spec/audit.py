@@ -5,15 +5,15 @@ audit, not by the loader: ``privspec validate`` stays quick."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import Field, model_validator
 
 from privspec.spec.base import _Strict, conflict, raise_if
+from privspec.spec.named_file import outside_reason
 
-#: A path that leaves the spec's folder: absolute, a drive, or a '..' part.
-_OUTSIDE = re.compile(r"^([/\\]|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
+#: What the file is, in messages.
+NOUN = "score file"
 
 ColumnName = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -34,17 +34,20 @@ class AuditBlock(_Strict):
                                      "an example that was in, 0 for one that was out.")
     confidence: Annotated[float, Field(ge=0.5, le=0.999999, allow_inf_nan=False)] = Field(
         0.95, description="Probability with which every statement of the audit holds at "
-                          "once.")
+                          "once (the one-run bound's, on their own).")
     holdout: bool = Field(
         False, description="Choose one threshold per direction on half the scores and "
         "test it on the other half, instead of a fixed set of pooled-score quantiles.")
+    one_run: bool = Field(
+        False, description="Also the one-run bound on ε (Steinke, Nasr & Jagielski 2023), "
+        "for scores of canaries each inserted with probability 1/2 into one training run; "
+        "the report's audit section shows it (docs/audit.md).")
 
     @model_validator(mode="after")
     def _inside_the_spec_folder(self) -> AuditBlock:
         """A spec comes from strangers: it may name a file beside it or below, never one
         elsewhere on the machine that audits it."""
-        if _OUTSIDE.search(self.scores):
-            raise_if([conflict("scores", "the score file is a path relative to the spec's "
-                               "folder, inside it (no leading '/', drive or '..')",
-                               self.scores)], "AuditBlock")
+        reason = outside_reason(self.scores, NOUN)
+        if reason is not None:
+            raise_if([conflict("scores", reason, self.scores)], "AuditBlock")
         return self

@@ -2,19 +2,20 @@
 float32, read without unpickling anything) or CSV, checked against the SHA-256 the spec
 states, and kept by that digest for the rest of the run.
 
-The file comes from the same stranger as the spec: it must lie in the spec's directory
-(or below it), its size is capped before it is read, and an error never quotes it.
+The file comes from the same stranger as the spec: ``spec/named_file.py`` finds it in
+the spec's folder (never outside it), caps its size and checks its digest; an error
+never quotes it.
 Pure Python: ``privspec validate`` imports this layer, without numpy.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import math
 import sys
 from array import array
-from pathlib import Path
+
+from privspec.spec.named_file import NamedFileError, located, read_named
 
 #: Largest strategy a file may give: n × n with n at most this.
 MAX_MATRIX_STEPS = 2_000
@@ -23,38 +24,27 @@ MAX_MATRIX_BYTES = 100_000_000
 
 Matrix = tuple[tuple[float, ...], ...]
 
+#: What the file is, in messages.
+NOUN = "strategy file"
+
 _LOADED: dict[str, Matrix] = {}
 _NPY_TYPES = {"<f8": "d", "<f4": "f"}
 
 
-class MatrixFileError(ValueError):
+class MatrixFileError(NamedFileError):
     """Why a strategy file cannot be used (one sentence, never quoting the file)."""
 
 
 def load_matrix(name: str, sha256: str, spec_file: str | None) -> Matrix:
     """The rows of the matrix in ``name`` (relative to the spec file's directory, or
-    the working directory for a spec without a file), whose SHA-256 must be
-    ``sha256``; a matrix already read with that digest is not read again."""
+    the working directory for a spec without a file, and inside it), whose SHA-256 must
+    be ``sha256``; a matrix already read with that digest is not read again (its name
+    is still held to the spec's folder)."""
     if sha256 in _LOADED:
+        if spec_file is not None:
+            located(name, spec_file, NOUN)
         return _LOADED[sha256]
-    base = (Path(spec_file).parent if spec_file else Path.cwd()).resolve()
-    if Path(name).is_absolute():
-        raise MatrixFileError("give the file's path relative to the spec's directory")
-    path = (base / name).resolve()
-    if not path.is_relative_to(base):
-        raise MatrixFileError("the file must be in the spec's directory or below it")
-    try:
-        size = path.stat().st_size
-        if size > MAX_MATRIX_BYTES:
-            raise MatrixFileError(f"the file has {size:,} bytes, more than the "
-                                  f"{MAX_MATRIX_BYTES:,} a strategy file may have")
-        data = path.read_bytes()
-    except OSError as error:
-        raise MatrixFileError(f"cannot read it: {error.strerror or 'unreadable'}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != sha256:
-        raise MatrixFileError(f"the file's SHA-256 is {digest}, not the one stated: the "
-                              "file changed, or the digest is wrong")
+    data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
     rows = _npy_rows(data) if data.startswith(b"\x93NUMPY") else _csv_rows(data)
     _LOADED[sha256] = _checked(rows)
     return _LOADED[sha256]

@@ -17,9 +17,8 @@ import io
 import json
 import math
 import os
-import stat
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,9 @@ from privspec.numerics.audit import (
     audit,
     one_run,
 )
+from privspec.spec.audit import NOUN
 from privspec.spec.diagnostics import Diagnostic, SpecError
+from privspec.spec.named_file import NamedFileError, check_digest, located, read_capped
 
 if TYPE_CHECKING:
     from privspec.numerics.curve import FloatArray
@@ -118,33 +119,22 @@ def _refuse(problems: list[Diagnostic], more: int = 0) -> SpecError:
 def _read_bytes(path: str) -> bytes:
     """The file's bytes; a missing, unreadable or absurdly large file is refused."""
     try:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise SpecError([Diagnostic(path, 1, 1, "", "is a directory, not a score file",
-                                        Code.IO_IS_A_DIRECTORY)])
-        if info.st_size > MAX_SCORE_FILE_BYTES:
-            raise SpecError([Diagnostic(path, 1, 1, "", f"larger than "
-                                        f"{MAX_SCORE_FILE_BYTES:,} bytes; an audit reads at "
-                                        f"most {MAX_SCORES:,} scores", Code.IO_TOO_LARGE)])
-        with open(path, "rb") as handle:
-            return handle.read(MAX_SCORE_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise SpecError([Diagnostic(path, 1, 1, "", "no such file", Code.IO_NOT_FOUND)]
-                        ) from None
-    except OSError as error:
-        raise SpecError([Diagnostic(path, 1, 1, "", "cannot read the file: "
-                                    f"{error.strerror or error}", Code.IO_UNREADABLE)]) from None
+        return read_capped(path, MAX_SCORE_FILE_BYTES, NOUN)
+    except NamedFileError as error:
+        raise SpecError([Diagnostic(path, 1, 1, "", str(error),
+                                    error.code or Code.IO_UNREADABLE)]) from None
 
 
-def read_scores(path: str, columns: Columns = Columns(),
-                expected: Callable[[str], None] | None = None) -> Scores:
+def read_scores(path: str, columns: Columns = Columns()) -> Scores:
     """The scores in ``path`` (by its extension: .csv, .json, .npz); a
-    :class:`SpecError` lists what is wrong with it. ``expected`` sees the file's SHA-256
-    before anything in it is read (and raises to refuse it)."""
+    :class:`SpecError` lists what is wrong with it."""
     data = _read_bytes(path)
-    digest = hashlib.sha256(data).hexdigest()
-    if expected is not None:
-        expected(digest)
+    return parsed_scores(path, data, hashlib.sha256(data).hexdigest(), columns)
+
+
+def parsed_scores(path: str, data: bytes, digest: str, columns: Columns) -> Scores:
+    """The scores in ``data``, the content of the file ``path`` whose SHA-256 is
+    ``digest``; a :class:`SpecError` lists what is wrong with them."""
     extension = os.path.splitext(path)[1].lower()
     if data[:2] == b"\x80\x04" or data[:1] == b"\x80" or extension in (".pkl", ".pickle"):
         raise SpecError([_problem(path, 1, 1, "", "a Python pickle: privspec never unpickles "
@@ -189,7 +179,9 @@ def _as_scores(values: np.ndarray) -> tuple[FloatArray, np.ndarray]:
 def _from_csv(path: str, text: str, columns: Columns) -> tuple[FloatArray, FloatArray]:
     """Members' and non-members' scores from a CSV file with a header line: numpy's
     parser when every row is plain, else row by row (locating every problem)."""
-    header = [cell.strip() for cell in next(csv.reader(io.StringIO(text, newline="")), [])]
+    first = text[:text.find("\n") + 1 or len(text)]
+    header = [cell.strip() for cell in
+              next(csv.reader(io.StringIO(text if '"' in first else first, newline="")), [])]
     if not header:
         raise SpecError([_problem(path, 1, 1, "", "empty: a CSV score file starts with a "
                                   f"header line naming its columns ({columns.score}, "
@@ -220,23 +212,25 @@ def _from_csv(path: str, text: str, columns: Columns) -> tuple[FloatArray, Float
 
 def _plain_csv(text: str, width: int, at_score: int, at_label: int
                ) -> tuple[FloatArray, FloatArray] | None:
-    """The scores by numpy's parser, when the file has no quotes, every line its
-    ``width`` cells, finite scores and labels 0 or 1; None otherwise (read row by row)."""
-    text = text.replace("\r\n", "\n")
+    """The scores by numpy's parser, when the file has no quotes or NULs, every line its
+    ``width`` cells, finite scores and labels 0 or 1 (those very characters, as the row
+    by row reading takes them); None otherwise (read row by row)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     lines = text.count("\n") + (not text.endswith("\n")) - 1  # after the header
-    if '"' in text or "\r" in text or text.count(",") != (width - 1) * (lines + 1):
+    if ('"' in text or "\r" in text or "\x00" in text
+            or text.count(",") != (width - 1) * (lines + 1)):
         return None
     try:
         table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, comments=None,
                            usecols=(at_score, at_label), ndmin=1,
-                           dtype=np.dtype([("score", "f8"), ("label", "i8")]))
+                           dtype=np.dtype([("score", "f8"), ("label", "U2")]))
     except ValueError:
         return None
-    scores, labels = table["score"], table["label"]
-    if table.size != lines or not np.isfinite(scores).all() or (
-            (labels != 0) & (labels != 1)).any():
+    scores, member, out = table["score"], table["label"] == "1", table["label"] == "0"
+    if table.size != lines or not np.isfinite(scores).all() or not (member | out).all():
         return None
-    return scores[labels == 1], scores[labels == 0]
+    return scores[member], scores[out]
 
 
 def _csv_problems(path: str, text: str, header: list[str], columns: Columns) -> SpecError:
@@ -464,13 +458,15 @@ class AuditSettings:
     columns: Columns
     confidence: float
     holdout: bool
+    one_run: bool = False
     sha256: str | None = None
+    named: str | None = None  # the file's name as the spec's audit: block writes it
 
 
 def settings_for(spec: Spec, spec_path: str, *, scores: str | None = None,
                  score_column: str | None = None, label_column: str | None = None,
-                 confidence: float | None = None, holdout: bool | None = None
-                 ) -> AuditSettings | None:
+                 confidence: float | None = None, holdout: bool | None = None,
+                 one_run: bool | None = None) -> AuditSettings | None:
     """The options given, else the spec's ``audit:`` block's, else the defaults; None
     when neither names a score file. The block's file is relative to the spec's folder."""
     block = spec.audit
@@ -485,7 +481,9 @@ def settings_for(spec: Spec, spec_path: str, *, scores: str | None = None,
         confidence=confidence if confidence is not None else (
             DEFAULT_CONFIDENCE if block is None else block.confidence),
         holdout=holdout if holdout is not None else (block is not None and block.holdout),
-        sha256=block.sha256 if block is not None and _names(spec_path, block, scores) else None)
+        one_run=one_run if one_run is not None else (block is not None and block.one_run),
+        **({"sha256": block.sha256, "named": block.scores}
+           if block is not None and _names(spec_path, block, scores) else {}))
 
 
 def _names(spec_path: str, block: AuditBlock, scores: str) -> bool:
@@ -496,22 +494,20 @@ def _names(spec_path: str, block: AuditBlock, scores: str) -> bool:
 
 def scores_for(settings: AuditSettings, spec_path: str) -> Scores:
     """The scores ``settings`` name. A file the spec names (from strangers) is refused
-    at the spec's ``audit:`` block when a symbolic link leads out of the spec's folder or
-    its SHA-256 is not the one the spec names, before anything in it is read."""
-    if settings.sha256 is None:
+    at the spec's ``audit:`` block when it leads out of the spec's folder or its
+    SHA-256 is not the one the spec names, before anything in it is read."""
+    if settings.sha256 is None or settings.named is None:
         return read_scores(settings.scores, settings.columns)
-    folder = os.path.realpath(os.path.dirname(spec_path) or ".")
-    if os.path.commonpath([folder, os.path.realpath(settings.scores)]) != folder:
-        raise _block_problem(spec_path, "scores", f"{settings.scores} leads out of the spec's "
-                             "folder (a symbolic link): name a file inside it")
-
-    def check(digest: str) -> None:
-        if digest != settings.sha256:
-            raise _block_problem(spec_path, "sha256", f"the score file {settings.scores} has "
-                                 f"SHA-256 {digest}, not the one named here: audit the file "
-                                 "the spec names, or update audit.sha256")
-
-    return read_scores(settings.scores, settings.columns, check)
+    try:
+        located(settings.named, spec_path, NOUN)
+    except NamedFileError as error:
+        raise _block_problem(spec_path, "scores", str(error)) from None
+    data = _read_bytes(settings.scores)
+    try:
+        digest = check_digest(data, settings.sha256, settings.named, NOUN)
+    except NamedFileError as error:
+        raise _block_problem(spec_path, "sha256", str(error)) from None
+    return parsed_scores(settings.scores, data, digest, settings.columns)
 
 
 def _block_problem(spec_path: str, key: str, message: str) -> SpecError:
@@ -585,9 +581,10 @@ def contradiction_message(outcome: AuditOutcome, scores: str) -> str:
 
 def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCurve
                   ) -> ReportAudit:
-    """The report's section of an audit (its boxes with the TPR the report allows)."""
+    """The report's section of an audit (its boxes with the TPR the report allows, its
+    one-run bounds with the ε the report certifies)."""
     from privspec.report.model import Audit as ReportAudit
-    from privspec.report.model import AuditBox, AuditEpsilon
+    from privspec.report.model import AuditBox, AuditEpsilon, AuditOneRun
 
     statistics = outcome.statistics
     allowed = certified.tpr_bound(np.array([box.fpr_high for box in statistics.boxes]))
@@ -607,11 +604,16 @@ def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCur
         contradiction=bool(outcome.contradictions),
         clearest_contradiction=None if not outcome.contradictions else
         boxes[statistics.boxes.index(outcome.contradictions[0][0])],
-        boxes=boxes)
+        boxes=boxes,
+        one_run=[AuditOneRun(**dataclasses.asdict(bound), epsilon_certified=certified,
+                             contradicts=certified is not None
+                             and bound.epsilon_lower > certified)
+                 for bound, certified in outcome.one_run])
 
 
 def with_audit(report: Report, scores: Scores, settings: AuditSettings) -> Report:
     """``report`` with the section of its audit by ``scores``."""
-    outcome = audit_report(report, scores, settings.confidence, holdout=settings.holdout)
+    outcome = audit_report(report, scores, settings.confidence, holdout=settings.holdout,
+                           one_run_bound=settings.one_run)
     section = audit_section(outcome, scores, certified_curve(report))
     return report.model_copy(update={"audit": section})

@@ -21,7 +21,8 @@ from privspec.spec.base import (
 )
 from privspec.spec.events import Event, GaussianEvent, RepeatedEvent, SampledEvent
 from privspec.spec.kind import Kind, Words
-from privspec.spec.matrix_file import MAX_MATRIX_STEPS, Matrix, MatrixFileError, load_matrix
+from privspec.spec.matrix_file import MAX_MATRIX_STEPS, Matrix, load_matrix
+from privspec.spec.named_file import NamedFileError
 from privspec.spec.strategies import (
     MAX_TREE_WORK,
     Sensitivity,
@@ -87,8 +88,8 @@ class MatrixFile(_Strict):
     def _check(self, info: ValidationInfo) -> MatrixFile:
         try:
             load_matrix(self.file, self.sha256, (info.context or {}).get(SPEC_FILE))
-        except MatrixFileError as error:
-            field = "sha256" if "SHA-256" in str(error) else "file"
+        except NamedFileError as error:
+            field = "sha256" if error.about == "sha256" else "file"
             raise_if([conflict(field, str(error), getattr(self, field))], "MatrixFile")
         return self
 
