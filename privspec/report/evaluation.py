@@ -27,6 +27,7 @@ from privspec.numerics.accounting import (
 )
 from privspec.numerics.portable_pld import MAX_LOSS, RangeError
 from privspec.numerics.shuffling import shuffled_lower_mu
+from privspec.numerics.strategy_file import read_strategy_files
 from privspec.report import formatting as fmt
 from privspec.report.assembly import assemble, gaussian_report
 from privspec.report.model import GDP, Caveat, Report
@@ -77,6 +78,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
+            read_strategy_files(model)
             report = _within_budget(model, path, spec_path)
             shuffled = _shuffled_caveat(model, report)
             if shuffled is not None:
@@ -241,11 +243,12 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     upper = report.gdp if records == 1 else _gdp_of(one, poisson=False)
     # Only a numerical Poisson figure is what Poisson accounting would claim (a closed-form
     # bound, which ignores sampling, is not).
+    single = None if upper is None else upper.mu
     claim: dict[str, Any] = (
-        {} if poisson is None or poisson.bound or poisson.mu is None or upper is None
-        or upper.mu is None or poisson.mu >= upper.mu else {"poisson": poisson.mu})
+        {} if poisson is None or poisson.bound or poisson.mu is None or single is None
+        or poisson.mu >= single else {"poisson": poisson.mu})
     if claim and records > 1:
-        claim.update(records=records, single=upper.mu)
+        claim.update(records=records, single=single)
     return caveat("accounting/shuffled", upper=report.gdp.mu, lower=lower(floor), floor=floor,
                   exact=lower(1e-300), **claim)
 
