@@ -168,7 +168,7 @@ def _npy_rows(file: StrategyFile) -> list[list[float]]:
 
 def _csv_file(data: bytes) -> StrategyFile:
     """A CSV file of n lines of n comma-separated fields (blank lines skipped), UTF-8;
-    its fields are read as numbers by ``_csv_rows``."""
+    its fields are read as numbers by ``csv_values``."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -186,9 +186,9 @@ def _csv_file(data: bytes) -> StrategyFile:
 def csv_values(file: StrategyFile) -> Iterator[list[float]]:
     """The rows of a CSV file ``_csv_file`` checked, one by one: numbers, separated by
     commas (``MatrixFileError`` at the first that is not)."""
-    for line in file.data.decode("utf-8").splitlines():
+    for line in file.data.splitlines():  # (the lines ``_csv_file`` counted)
         if line.strip():
-            yield _numbers(line)
+            yield _numbers(line.decode("utf-8"))
 
 
 def _numbers(line: str) -> list[float]:
