@@ -366,3 +366,20 @@ def test_a_strategy_of_more_than_2000_steps_is_read_within_the_memory_budget(
             "file: cannot evaluate: the strategy file: reading the 2,048 × 2,048 strategy "
             "file takes about 36 MiB, more than the 31 MiB") in done.stderr
     assert "accounting.memory_budget = 0.05 GiB: a larger budget" in done.stderr
+
+
+def test_a_strategy_file_beyond_4000_steps_is_refused_saying_what_to_give_instead(
+        tmp_path: Path) -> None:
+    """The shape in a .npy header is checked before anything else is read."""
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (4001, 4001), }"
+    data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
+    (tmp_path / "long.npy").write_bytes(data)
+    (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file="long.npy", sha=hashlib.sha256(data).hexdigest(), steps=4001,
+        participation="{once: {}}"), encoding="utf-8")
+    done = _privspec(["validate"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "bad.privspec.yaml:7:" in done.stderr
+    assert ("error: mechanism.matrix_factorization.strategy.matrix."
+            "file: the array must be n × n with 1 ≤ n ≤ 4,000: a longer run's strategy is "
+            "given by its banded_toeplitz coefficients, or the binary tree") in done.stderr

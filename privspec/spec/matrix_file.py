@@ -29,6 +29,10 @@ MAX_MATRIX_STEPS = 4_000
 #: Largest file read (a 4,000 × 4,000 float64 .npy is 128 MB; CSV takes more).
 MAX_MATRIX_BYTES = 150_000_000
 
+#: What to change for a longer run (the limit is a strategy file's only).
+_BEYOND = (": a longer run's strategy is given by its banded_toeplitz coefficients, or "
+           "the binary tree")
+
 Matrix = tuple[tuple[float, ...], ...]
 
 #: Files checked (digest, header, shape) and not yet read value by value, by digest.
@@ -115,7 +119,8 @@ def _checked_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile
         size = path.stat().st_size
         if size > MAX_MATRIX_BYTES:
             raise MatrixFileError(f"the file has {size:,} bytes, more than the "
-                                  f"{MAX_MATRIX_BYTES:,} a strategy file may have")
+                                  f"{MAX_MATRIX_BYTES:,} a strategy file may have (a "
+                                  "float32 .npy takes 4 bytes a value, CSV about 20)")
         data = path.read_bytes()
     except OSError as error:
         raise MatrixFileError(f"cannot read it: {error.strerror or 'unreadable'}") from None
@@ -145,7 +150,8 @@ def _npy_file(data: bytes) -> StrategyFile:
                               "float32 ('<f8', '<f4'): np.save(path, c.astype('<f8'))")
     rows, columns = shape
     if not all(isinstance(n, int) and 0 < n <= MAX_MATRIX_STEPS for n in shape):
-        raise MatrixFileError(f"the array must be n × n with 1 ≤ n ≤ {MAX_MATRIX_STEPS:,}")
+        raise MatrixFileError(f"the array must be n × n with 1 ≤ n ≤ {MAX_MATRIX_STEPS:,}"
+                              f"{_BEYOND}")
     itemsize = array(_NPY_TYPES[kind]).itemsize
     if len(data) - start - length != rows * columns * itemsize:
         raise MatrixFileError("the .npy data do not have the size its header states")
@@ -177,7 +183,7 @@ def _csv_file(data: bytes) -> StrategyFile:
     if lines:  # a header line, the likeliest mistake, is found here (the rest later)
         _numbers(lines[0].decode("utf-8"))
     if len(lines) > MAX_MATRIX_STEPS:
-        raise MatrixFileError(f"the matrix must be n × n with n ≤ {MAX_MATRIX_STEPS:,}")
+        raise MatrixFileError(f"the matrix must be n × n with n ≤ {MAX_MATRIX_STEPS:,}{_BEYOND}")
     if not lines or any(line.count(b",") != len(lines) - 1 for line in lines):
         raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
     return StrategyFile(data, len(lines))
