@@ -4,7 +4,9 @@ cannot do without (pydantic and PyYAML).
 Runs the commands in turn, several times each, and prints the median of each and the
 ratio of validate's to the import's (issue 29's target: at most 1.5); for reference also
 a process that builds and validates one pydantic model of one field, the least any
-validation with pydantic costs::
+validation with pydantic costs.  Then validate of a matrix-factorization spec whose
+strategy is a file of ``STRATEGY_STEPS`` steps (``.npy`` and CSV, written to a temporary
+directory), and its ratio to validate of the CIFAR-10 example, which names no file::
 
     python benchmarks/validate_speed.py            # 9 runs of each
     python benchmarks/validate_speed.py --runs 21
@@ -28,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "cifar10-dpsgd-eps8.privspec.yaml"
 
@@ -36,6 +40,42 @@ VALIDATE = [sys.executable, "-m", "privspec.cli", "validate", "-q", str(EXAMPLE)
 ONE_MODEL = [sys.executable, "-c", "import pydantic, yaml\nclass A(pydantic.BaseModel):\n"
              "    x: int\nA(x=1)"]
 TARGET = 1.5
+#: Steps of the strategy files: the largest matrix a file may give.
+STRATEGY_STEPS = 2_000
+STRATEGY_SPEC = """privspec: 1
+title: A strategy file of {steps} steps
+unit: one user
+neighbouring: add-or-remove
+mechanism:
+  matrix_factorization:
+    strategy: {{matrix: {{file: {file}, sha256: '{sha}'}}}}
+    steps: {steps}
+    noise_multiplier: 2
+    participation: {{separated: {{times: 3, min_separation: 3}}}}
+"""
+
+
+def _strategy_specs(folder: Path) -> dict[str, list[str]]:
+    """validate's command lines for specs naming a dense lower-triangular strategy of
+    ``STRATEGY_STEPS`` steps as .npy and as CSV, written in ``folder``."""
+    import hashlib
+
+    rows, columns = np.indices((STRATEGY_STEPS, STRATEGY_STEPS))
+    matrix = np.where(rows >= columns, 1.0 / (1.0 + np.abs(rows - columns)), 0.0)
+    np.save(folder / "strategy.npy", matrix)
+    (folder / "strategy.csv").write_text(
+        "\n".join(",".join(repr(float(v)) for v in row) for row in matrix) + "\n",
+        encoding="utf-8")
+    commands = {}
+    for kind in ("npy", "csv"):
+        strategy = folder / f"strategy.{kind}"
+        spec = folder / f"{kind}.privspec.yaml"
+        spec.write_text(STRATEGY_SPEC.format(
+            steps=STRATEGY_STEPS, file=strategy.name,
+            sha=hashlib.sha256(strategy.read_bytes()).hexdigest()), encoding="utf-8")
+        commands[f"privspec validate ({STRATEGY_STEPS:,}-step .{kind})"] = [
+            sys.executable, "-m", "privspec.cli", "validate", "-q", str(spec)]
+    return commands
 
 
 def _seconds(command: list[str], bytecode: str) -> float:
@@ -57,6 +97,23 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"python -c 'import pydantic, yaml'": BASELINE,
                 "privspec validate (CIFAR-10 example)": VALIDATE,
                 "python -c 'one pydantic model' (reference)": ONE_MODEL}
+    with tempfile.TemporaryDirectory(prefix="privspec-strategy-") as folder:
+        strategies = _strategy_specs(Path(folder))
+        medians = _medians({**commands, **strategies}, runs)
+    print(f"{'command':<44} {'median':>8}")
+    for name, seconds in medians.items():
+        print(f"{name:<44} {seconds * 1000:6.0f}ms")
+    base, own, floor = (medians[name] for name in commands)
+    print(f"validate / import pydantic, yaml: {own / base:.2f}x "
+          f"(medians of {runs} alternating runs; target <= {TARGET}; one pydantic model: "
+          f"{floor / base:.2f}x)")
+    for name in strategies:
+        print(f"{name} / validate (CIFAR-10 example): {medians[name] / own:.2f}x")
+    return 0
+
+
+def _medians(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
+    """The median wall time of each command over ``runs`` runs, in alternating order."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     with tempfile.TemporaryDirectory(prefix="privspec-bytecode-") as bytecode:
         for command in commands.values():  # write the bytecode, warm the file cache
@@ -65,16 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             names = list(commands) if run % 2 == 0 else list(reversed(commands))
             for name in names:
                 times[name].append(_seconds(commands[name], bytecode))
-    medians = {name: statistics.median(seconds) for name, seconds in times.items()}
-    print(f"{'command':<44} {'median':>8}")
-    for name, seconds in medians.items():
-        print(f"{name:<44} {seconds * 1000:6.0f}ms")
-    base, own, floor = medians.values()
-    print(f"validate / import pydantic, yaml: {own / base:.2f}x "
-          f"(medians of {runs} alternating runs; target <= {TARGET}; one pydantic model: "
-          f"{floor / base:.2f}x)")
-    return 0
-
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
 
 if __name__ == "__main__":
     sys.exit(main())

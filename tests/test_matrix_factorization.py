@@ -313,6 +313,17 @@ def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kin
         privspec.evaluate(str(toeplitz)).gdp.mu, rel=1e-12)
 
 
+#: Bad files whose digest and shape are right: refused by the evaluation, not validation.
+BAD_VALUES = ("upper", "nan", "zero", "word")
+
+
+def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
+    """``privspec COMMAND bad.privspec.yaml`` in ``folder``."""
+    return subprocess.run([sys.executable, "-m", "privspec", *command,
+                           str(folder / "bad.privspec.yaml")],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+
+
 @pytest.mark.parametrize(("change", "field", "says"), [
     ("sha", "sha256", "has SHA-256"),
     ("outside", "file", "relative to the spec's folder, inside it"),
@@ -323,6 +334,8 @@ def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kin
     ("link", "file", "link.csv leads out of the spec's folder (a symbolic link)"),
     ("directory", "file", "is a directory, not a strategy file"),
     ("text", "file", "numbers only"),
+    ("zero", "file", "the diagonal must have no 0"),
+    ("word", "file", "numbers only"),
 ])
 def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: str,
                                                         field: str, says: str) -> None:
@@ -331,11 +344,15 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
         matrix[0, 3] = 0.1
     if change == "nan":
         matrix[4, 2] = math.nan
+    if change == "zero":
+        matrix[5, 5] = 0.0
     folder = tmp_path / "specs"
     folder.mkdir()
     file, sha = _write_strategy(folder, matrix, "csv")
-    if change == "text":
-        (folder / file).write_text("a,b\n1,0\n", encoding="utf-8")
+    if change in ("text", "word"):  # a header line; a word in the last line
+        text = (folder / file).read_text(encoding="utf-8")
+        (folder / file).write_text("a,b\n1,0\n" if change == "text" else
+                                   text[:-4] + "one\n", encoding="utf-8")
         sha = hashlib.sha256((folder / file).read_bytes()).hexdigest()
     if change == "sha":
         sha = "0" * 64
@@ -354,12 +371,70 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
     (folder / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
         file=file, sha=sha, steps=7 if change == "steps" else 6,
         participation="{once: {}}"), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "privspec", "validate",
-                           str(folder / "bad.privspec.yaml")],
-                          capture_output=True, text=True, cwd=ROOT, check=False)
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    (line,) = [line for line in done.stderr.splitlines() if "error:" in line]
-    where = ("mechanism.matrix_factorization.steps" if field == "steps" else
-             f"mechanism.matrix_factorization.strategy.matrix.{field}")
-    assert f"{where}:" in line and says in line, line
-    assert ":8:" in line if field == "steps" else ":7:" in line
+    written = sorted(folder.iterdir())
+    command = ["validate"]
+    commands = [["validate"]]
+    if change in BAD_VALUES:  # validation reads the digest and the shape, not the values
+        assert _privspec(["validate"], folder).returncode == 0
+        commands = [["--no-cache", "render", "-o", str(folder / "bad.md")],
+                    ["export", "--dp-event", "-o", str(folder / "bad.json")]]
+    for command in commands:
+        done = _privspec(command, folder)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert sorted(folder.iterdir()) == written  # nothing written
+        (line,) = [line for line in done.stderr.splitlines() if "error:" in line]
+        where = ("mechanism.matrix_factorization.steps" if field == "steps" else
+                 f"mechanism.matrix_factorization.strategy.matrix.{field}")
+        assert f"{where}:" in line and says in line, line
+        assert ":8:" in line if field == "steps" else ":7:" in line
+
+
+def test_cyclic_sampling_of_a_strategy_file_is_refused_once_its_columns_are_read(
+        tmp_path: Path) -> None:
+    """Whether columns `block` apart touch disjoint rows takes every value: the
+    evaluation, not validation, refuses a full lower-triangular strategy, at
+    `participation`."""
+    file, sha = _write_strategy(tmp_path, np.tril(np.ones((6, 6))), "npy")
+    (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file=file, sha=sha, steps=6,
+        participation="{cyclic_poisson: {block: 2, sampling_rate: 0.1}}"), encoding="utf-8")
+    assert _privspec(["validate"], tmp_path).returncode == 0
+    done = _privspec(["--no-cache", "render", "-o", str(tmp_path / "bad.md")], tmp_path)
+    assert done.returncode == 2 and not (tmp_path / "bad.md").exists(), done.stderr
+    assert "bad.privspec.yaml:10:5: error: mechanism.matrix_factorization.participation: " \
+        "cannot evaluate: cyclic_poisson (amplified BandMF) is accounted for" in done.stderr
+
+
+def test_a_strategy_of_more_than_2000_steps_is_read_within_the_memory_budget(
+        tmp_path: Path) -> None:
+    """2,048 steps (the cap was 2,000): the identity, one participation, μ = 1/2; with
+    the smallest memory budget (0.05 GiB: 31 MiB for a computation) its 36 MiB reading
+    is refused where the file is named, saying what to change."""
+    file, sha = _write_strategy(tmp_path, np.eye(2048), "npy")
+    (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file=file, sha=sha, steps=2048, participation="{once: {}}"), encoding="utf-8")
+    assert privspec.evaluate(str(tmp_path / "bad.privspec.yaml"), cache=False).gdp.mu == 0.5
+    done = _privspec(["--no-cache", "--memory-budget", "0.05", "render", "-o",
+                      str(tmp_path / "bad.md")], tmp_path)
+    assert done.returncode == 2 and not (tmp_path / "bad.md").exists(), done.stderr
+    assert ("bad.privspec.yaml:7:25: error: mechanism.matrix_factorization.strategy.matrix."
+            "file: cannot evaluate: the strategy file: reading the 2,048 × 2,048 strategy "
+            "file takes about 36 MiB, more than the 31 MiB") in done.stderr
+    assert "accounting.memory_budget = 0.05 GiB: a larger budget" in done.stderr
+
+
+def test_a_strategy_file_beyond_4000_steps_is_refused_saying_what_to_give_instead(
+        tmp_path: Path) -> None:
+    """The shape in a .npy header is checked before anything else is read."""
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (4001, 4001), }"
+    data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
+    (tmp_path / "long.npy").write_bytes(data)
+    (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file="long.npy", sha=hashlib.sha256(data).hexdigest(), steps=4001,
+        participation="{once: {}}"), encoding="utf-8")
+    done = _privspec(["validate"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "bad.privspec.yaml:7:" in done.stderr
+    assert ("error: mechanism.matrix_factorization.strategy.matrix."
+            "file: the array must be n × n with 1 ≤ n ≤ 4,000: a longer run's strategy is "
+            "given by its banded_toeplitz coefficients, or the binary tree") in done.stderr

@@ -290,3 +290,18 @@ def test_a_dropped_partial_batch_weakens_the_attack_and_its_lower_bound(
     achieved = float(np.max(ndtri(tpr[usable]) - ndtri(alpha[usable])))
     assert note.values["exact"] <= achieved
     assert note.values["exact"] >= 0.99 * achieved
+
+
+def test_a_unit_of_several_records_compares_one_records_poisson_claim() -> None:
+    """A unit of 4 records: μ = 4 without amplification (the main figures as ever), and
+    the Poisson comparison is one record's, beside this accounting's μ for one record,
+    and says so (the unit's own, a mixture of Gaussians, took 30 to 60 s)."""
+    report = privspec.evaluate({**_spec("shuffled"), "records_per_unit": 4})
+    assert report.gdp.mu == pytest.approx(4.0, rel=1e-12)
+    (note,) = [w for w in report.warnings if w.code == "accounting/shuffled"]
+    poisson = privspec.evaluate(_spec("poisson", "add-or-remove"))
+    assert note.values["poisson"] == poisson.gdp.mu
+    assert note.values["single"] == pytest.approx(1.0, rel=1e-12)
+    assert note.values["records"] == 4
+    assert "For one of the unit's records, Poisson accounting" in note.message
+    assert "unit of 4 records" in note.message

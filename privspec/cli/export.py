@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from privspec.cli.loading import load_all_or_exit
-from privspec.cli.output import emit, fail
+from privspec.cli.output import emit, fail, refused
 
 
 def export(
@@ -30,10 +30,15 @@ def export(
     """
     import json
 
+    from privspec.errors import PrivspecError
     from privspec.workflows.dp_event import export_dp_event
 
     if not dp_event:
         raise fail("export", "say what to export: --dp-event")
     ((_, loaded),) = load_all_or_exit([spec])
-    text = json.dumps(export_dp_event(loaded).as_json(), indent=2, ensure_ascii=False) + "\n"
+    try:
+        exported = export_dp_event(loaded)
+    except PrivspecError as error:  # a strategy file's bad value, read only now
+        raise refused("export", error, spec, spec) from None
+    text = json.dumps(exported.as_json(), indent=2, ensure_ascii=False) + "\n"
     emit("export", text, output, inputs=[spec])

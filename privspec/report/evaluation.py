@@ -8,6 +8,8 @@ pessimistic, said in a caveat), or the closed-form bound when no grid fits.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import warnings
@@ -25,9 +27,10 @@ from privspec.numerics.accounting import (
 )
 from privspec.numerics.portable_pld import MAX_LOSS, RangeError
 from privspec.numerics.shuffling import shuffled_lower_mu
+from privspec.numerics.strategy_file import read_strategy_files
 from privspec.report import formatting as fmt
 from privspec.report.assembly import assemble, gaussian_report
-from privspec.report.model import Caveat, Report
+from privspec.report.model import GDP, Caveat, Report
 from privspec.report.provenance import spec_sha256
 from privspec.report.wording import caveat
 from privspec.spec.kinds.dpsgd import DPSGD
@@ -75,6 +78,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
+            read_strategy_files(model)
             report = _within_budget(model, path, spec_path)
             shuffled = _shuffled_caveat(model, report)
             if shuffled is not None:
@@ -220,7 +224,10 @@ def _uncertified_finer(finer: Report, h: float, used: float) -> Caveat:
 def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     """For DP-SGD on shuffled batches: the report's μ (no amplification) between the
     best known lower bound (``numerics.shuffling``, at the report's floor and at τ → 0)
-    and what Poisson accounting would claim (not a guarantee for such a run)."""
+    and what Poisson accounting would claim (not a guarantee for such a run).  For a unit
+    of k > 1 records the claim is one record's, beside this accounting's μ for one record:
+    the unit's own Poisson figure (a mixture over the records sampled, or group privacy)
+    would take many times the report's own evaluation."""
     runs = [block for _, kind, block in walk(model.mechanism)
             if kind == "dpsgd" and block.sampling == "shuffled"]
     if not runs or report.gdp.mu is None:
@@ -230,23 +237,44 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     def lower(tau: float) -> float:  # rounded down: a lower bound, printed as given
         return fmt.round_float(max(_attack_mu(run, tau) for run in runs), "down")
 
-    from privspec.spec.loader import spec_from_data
-
-    as_poisson = spec_from_data(_with_poisson(model.model_dump(mode="json", exclude_unset=True)))
-    try:  # a computation of its own, with budgets of its own
-        with cost.budget(computation_bytes(model.accounting.memory_budget),
-                         model.accounting.time_budget):
-            poisson = _within_budget(as_poisson, None, None).gdp
-    except InternalError:
-        raise
-    except EvaluationError:  # no Poisson figure at all: nothing to compare with
-        poisson = None
+    records = model.records_per_unit
+    one = model if records == 1 else model.model_copy(update={"records_per_unit": 1})
+    poisson = _gdp_of(one, poisson=True)
+    upper = report.gdp if records == 1 else _gdp_of(one, poisson=False)
     # Only a numerical Poisson figure is what Poisson accounting would claim (a closed-form
     # bound, which ignores sampling, is not).
-    claim = ({} if poisson is None or poisson.bound or poisson.mu is None
-             or poisson.mu >= report.gdp.mu else {"poisson": poisson.mu})
+    single = None if upper is None else upper.mu
+    claim: dict[str, Any] = (
+        {} if poisson is None or poisson.bound or poisson.mu is None or single is None
+        or poisson.mu >= single else {"poisson": poisson.mu})
+    if claim and records > 1:
+        claim.update(records=records, single=single)
     return caveat("accounting/shuffled", upper=report.gdp.mu, lower=lower(floor), floor=floor,
                   exact=lower(1e-300), **claim)
+
+
+def _gdp_of(model: Spec, *, poisson: bool) -> GDP | None:
+    """The μ figures of ``model`` (with every shuffled run accounted as Poisson-sampled,
+    ``_with_poisson``, when ``poisson``), computed with budgets of their own; None when
+    the evaluation refuses.  Kept for the rest of the run: a unit's group rows ask for
+    the same figures again."""
+    data = model.model_dump(mode="json", exclude_unset=True)
+    return _gdp_of_data(json.dumps(_with_poisson(data) if poisson else data, sort_keys=True),
+                        model.accounting.memory_budget, model.accounting.time_budget)
+
+
+@functools.lru_cache(maxsize=16)
+def _gdp_of_data(data: str, memory_budget: float, time_budget: float) -> GDP | None:
+    """``_gdp_of`` for the spec data ``data`` (JSON) and budgets."""
+    from privspec.spec.loader import spec_from_data
+
+    try:
+        with cost.budget(computation_bytes(memory_budget), time_budget):
+            return _within_budget(spec_from_data(json.loads(data)), None, None).gdp
+    except InternalError:
+        raise
+    except EvaluationError:  # no figure at all: nothing to compare with
+        return None
 
 
 def _attack_mu(run: DPSGD, floor: float) -> float:

@@ -1,6 +1,9 @@
 """A strategy matrix read from a file named by a spec: NumPy's ``.npy`` (float64 or
 float32, read without unpickling anything) or CSV, checked against the SHA-256 the spec
-states, and kept by that digest for the rest of the run.
+states, and kept by that digest for the rest of the run.  Validation checks the digest
+and the shape (``matrix_size``); the values are read and checked when first used: by
+the evaluation, with numpy (``privspec.numerics.strategy_file``), which keeps what the
+sensitivity needs (``keep_columns``), else here (``load_matrix``).
 
 The file comes from the same stranger as the spec: ``spec/named_file.py`` finds it in
 the spec's folder (never outside it), caps its size and checks its digest; an error
@@ -14,44 +17,107 @@ import ast
 import math
 import sys
 from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from privspec.spec.named_file import NamedFileError, located, read_named
+from privspec.spec.strategies import Columns, columns_of
 
-#: Largest strategy a file may give: n × n with n at most this.
-MAX_MATRIX_STEPS = 2_000
-#: Largest file read (a 2,000 × 2,000 float64 .npy is 32 MB; CSV takes more).
-MAX_MATRIX_BYTES = 100_000_000
+#: Largest strategy a file may give: n × n with n at most this (the evaluation reads
+#: it with numpy, within the memory budget: ``privspec.numerics.strategy_file``).
+MAX_MATRIX_STEPS = 4_000
+#: Largest file read (a 4,000 × 4,000 float64 .npy is 128 MB; CSV takes more).
+MAX_MATRIX_BYTES = 150_000_000
+
+#: What to change for a longer run (the limit is a strategy file's only).
+_BEYOND = (": a longer run's strategy is given by its banded_toeplitz coefficients, or "
+           "the binary tree")
 
 Matrix = tuple[tuple[float, ...], ...]
 
 #: What the file is, in messages.
 NOUN = "strategy file"
 
-_LOADED: dict[str, Matrix] = {}
+#: Files checked (digest, header, shape) and not yet read value by value, by digest.
+_CHECKED: dict[str, StrategyFile] = {}
+#: Matrices read value by value, by digest.
+_LOADED: dict[str, Columns] = {}
 _NPY_TYPES = {"<f8": "d", "<f4": "f"}
+
+#: Why a strategy's values cannot be used, checked in this order.
+NOT_FINITE = "every entry must be a finite number (no NaN or infinity)"
+NOT_LOWER = ("the strategy must be lower-triangular (step i's noise mixes only steps up "
+             "to i), as a streaming mechanism's is")
+ZERO_ON_DIAGONAL = "the diagonal must have no 0: the strategy must be invertible"
 
 
 class MatrixFileError(NamedFileError):
     """Why a strategy file cannot be used (one sentence, never quoting the file)."""
 
 
-def load_matrix(name: str, sha256: str, spec_file: str | None) -> Matrix:
-    """The rows of the matrix in ``name`` (relative to the spec file's directory, or
-    the working directory for a spec without a file, and inside it), whose SHA-256 must
-    be ``sha256``; a matrix already read with that digest is not read again (its name
-    is still held to the spec's folder)."""
+@dataclass(frozen=True)
+class StrategyFile:
+    """A strategy file whose digest and shape are checked: its bytes, its size n (it
+    is n × n), and for a .npy file where its values start, their type and order."""
+
+    data: bytes
+    size: int
+    start: int = 0
+    npy_type: str = ""
+    fortran: bool = False
+
+
+def matrix_size(name: str, sha256: str, spec_file: str | None) -> int:
+    """n, for the n × n matrix in ``name`` (relative to the spec file's directory, or
+    the working directory for a spec without a file), whose SHA-256 must be ``sha256``:
+    what validation checks (where the file is, its size, digest, header and shape),
+    without reading its values (``load_matrix`` does, at evaluation).  A file already
+    read with that digest is not read again; its name is still held to the spec's
+    folder."""
     if sha256 in _LOADED:
         if spec_file is not None:
             located(name, spec_file, NOUN)
-        return _LOADED[sha256]
-    data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
-    rows = _npy_rows(data) if data.startswith(b"\x93NUMPY") else _csv_rows(data)
-    _LOADED[sha256] = _checked(rows)
+        return len(_LOADED[sha256].squares)
+    return strategy_file(name, sha256, spec_file).size
+
+
+def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile:
+    """The file ``name``, its digest and shape checked (``matrix_size``), kept by its
+    digest until its values are read."""
+    if sha256 not in _CHECKED:
+        data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
+        _CHECKED[sha256] = _npy_file(data) if data.startswith(b"\x93NUMPY") else _csv_file(data)
+    elif spec_file is not None:
+        located(name, spec_file, NOUN)
+    return _CHECKED[sha256]
+
+
+def load_matrix(name: str, sha256: str, spec_file: str | None) -> Columns:
+    """The ``Columns`` of the matrix in ``name`` (``matrix_size``'s checks first), each
+    value read and checked (finite, lower-triangular, with no 0 on the diagonal): those
+    the evaluation kept (``keep_columns``), else read here in pure Python."""
+    if sha256 not in _LOADED:
+        file = strategy_file(name, sha256, spec_file)
+        rows = _npy_rows(file) if file.npy_type else [*csv_values(file)]
+        keep_columns(sha256, columns_of(_checked(rows)))
     return _LOADED[sha256]
 
 
-def _npy_rows(data: bytes) -> list[list[float]]:
-    """A 2-D float64 or float32 ``.npy`` array's rows (format versions 1 to 3)."""
+def is_loaded(sha256: str) -> bool:
+    """Whether the values of the file of digest ``sha256`` have been read."""
+    return sha256 in _LOADED
+
+
+def keep_columns(sha256: str, columns: Columns) -> None:
+    """Keep what the values of the file of digest ``sha256`` give, for the rest of the
+    run (its bytes are let go)."""
+    _LOADED[sha256] = columns
+    _CHECKED.pop(sha256, None)
+
+
+def _npy_file(data: bytes) -> StrategyFile:
+    """A 2-D float64 or float32 ``.npy`` array (format versions 1 to 3), its header and
+    size checked."""
     major = data[6] if len(data) > 6 else 0
     width = 2 if major == 1 else 4
     if major not in (1, 2, 3) or len(data) < 8 + width:
@@ -68,29 +134,57 @@ def _npy_rows(data: bytes) -> list[list[float]]:
                               "float32 ('<f8', '<f4'): np.save(path, c.astype('<f8'))")
     rows, columns = shape
     if not all(isinstance(n, int) and 0 < n <= MAX_MATRIX_STEPS for n in shape):
-        raise MatrixFileError(f"the array must be n × n with 1 ≤ n ≤ {MAX_MATRIX_STEPS:,}")
-    values = array(_NPY_TYPES[kind])
-    body = data[start + length:]
-    if len(body) != rows * columns * values.itemsize:
+        raise MatrixFileError(f"the array must be n × n with 1 ≤ n ≤ {MAX_MATRIX_STEPS:,}"
+                              f"{_BEYOND}")
+    itemsize = array(_NPY_TYPES[kind]).itemsize
+    if len(data) - start - length != rows * columns * itemsize:
         raise MatrixFileError("the .npy data do not have the size its header states")
-    values.frombytes(body)
+    if rows != columns:
+        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
+    return StrategyFile(data, rows, start + length, kind, bool(fortran))
+
+
+def _npy_rows(file: StrategyFile) -> list[list[float]]:
+    """The rows of a ``.npy`` file ``_npy_file`` checked."""
+    values = array(_NPY_TYPES[file.npy_type])
+    values.frombytes(file.data[file.start:])
     if sys.byteorder == "big":
         values.byteswap()
-    if fortran:
-        return [[float(values[j * rows + i]) for j in range(columns)] for i in range(rows)]
-    return [[float(v) for v in values[i * columns:(i + 1) * columns]] for i in range(rows)]
+    n = file.size
+    if file.fortran:
+        return [[float(values[j * n + i]) for j in range(n)] for i in range(n)]
+    return [[float(v) for v in values[i * n:(i + 1) * n]] for i in range(n)]
 
 
-def _csv_rows(data: bytes) -> list[list[float]]:
-    """The rows of a CSV file of numbers (commas between values, one row a line)."""
+def _csv_file(data: bytes) -> StrategyFile:
+    """A CSV file of n lines of n comma-separated fields (blank lines skipped), UTF-8;
+    its fields are read as numbers by ``csv_values``."""
     try:
-        lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
+        data.decode("utf-8")
     except UnicodeDecodeError:
         raise MatrixFileError("neither a .npy file nor UTF-8 CSV text") from None
+    lines = [line for line in data.splitlines() if line.strip()]
+    if lines:  # a header line, the likeliest mistake, is found here (the rest later)
+        _numbers(lines[0].decode("utf-8"))
     if len(lines) > MAX_MATRIX_STEPS:
-        raise MatrixFileError(f"the matrix must be n × n with n ≤ {MAX_MATRIX_STEPS:,}")
+        raise MatrixFileError(f"the matrix must be n × n with n ≤ {MAX_MATRIX_STEPS:,}{_BEYOND}")
+    if not lines or any(line.count(b",") != len(lines) - 1 for line in lines):
+        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
+    return StrategyFile(data, len(lines))
+
+
+def csv_values(file: StrategyFile) -> Iterator[list[float]]:
+    """The rows of a CSV file ``_csv_file`` checked, one by one: numbers, separated by
+    commas (``MatrixFileError`` at the first that is not)."""
+    for line in file.data.splitlines():  # (the lines ``_csv_file`` counted)
+        if line.strip():
+            yield _numbers(line.decode("utf-8"))
+
+
+def _numbers(line: str) -> list[float]:
+    """The numbers of one CSV line."""
     try:
-        return [[float(value) for value in line.split(",")] for line in lines]
+        return [float(value) for value in line.split(",")]
     except ValueError:
         raise MatrixFileError("a CSV strategy holds numbers only, separated by commas, "
                               "with no header line") from None
@@ -102,10 +196,9 @@ def _checked(rows: list[list[float]]) -> Matrix:
     if size == 0 or any(len(row) != size for row in rows):
         raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
     if not all(math.isfinite(value) for row in rows for value in row):
-        raise MatrixFileError("every entry must be a finite number (no NaN or infinity)")
+        raise MatrixFileError(NOT_FINITE)
     if any(row[j] != 0 for i, row in enumerate(rows) for j in range(i + 1, size)):
-        raise MatrixFileError("the strategy must be lower-triangular (step i's noise "
-                              "mixes only steps up to i), as a streaming mechanism's is")
+        raise MatrixFileError(NOT_LOWER)
     if any(rows[i][i] == 0 for i in range(size)):
-        raise MatrixFileError("the diagonal must have no 0: the strategy must be invertible")
+        raise MatrixFileError(ZERO_ON_DIAGONAL)
     return tuple(tuple(row) for row in rows)

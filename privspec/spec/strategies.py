@@ -229,33 +229,55 @@ def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int
                       lambda: whole * math.sqrt(full) + math.fsum(map(math.sqrt, cut)))
 
 
-def matrix_sensitivity(rows: tuple[tuple[float, ...], ...], times: int = 1,
-                       separation: int = 1) -> Sensitivity:
-    """An n × n strategy given entry by entry (a file): the largest column norm for one
-    participation; with several, Σ_{i∈π} ‖c_i‖² maximised over π when columns
-    ``separation`` apart touch disjoint rows (exact), else the patterns enumerated or
-    the triangle inequality (``_separated``)."""
+@dataclass(frozen=True)
+class Columns:
+    """What the sensitivity of a strategy given entry by entry (a file) needs of it:
+    each column's squared norm, the first and the last row it touches (n and −1 when
+    none), and its Gram entries (CᵀC)_ij for i ≤ j, each an exactly rounded sum."""
+
+    squares: tuple[float, ...]
+    first: tuple[int, ...]
+    last: tuple[int, ...]
+    gram: Callable[[int, int], float]
+
+
+def columns_of(rows: tuple[tuple[float, ...], ...]) -> Columns:
+    """``Columns`` of the matrix with these rows."""
     steps = len(rows)
-    squares = [math.fsum(row[j] * row[j] for row in rows) for j in range(steps)]
+    return Columns(
+        tuple(math.fsum(row[j] * row[j] for row in rows) for j in range(steps)),
+        tuple(next((i for i in range(steps) if rows[i][j]), steps) for j in range(steps)),
+        tuple(next((i for i in reversed(range(steps)) if rows[i][j]), -1)
+              for j in range(steps)),
+        lambda i, j: math.fsum(row[i] * row[j] for row in rows[j:]))
+
+
+def matrix_sensitivity(matrix: tuple[tuple[float, ...], ...] | Columns, times: int = 1,
+                       separation: int = 1) -> Sensitivity:
+    """An n × n strategy given entry by entry (a file: its rows, or its ``Columns``): the
+    largest column norm for one participation; with several, Σ_{i∈π} ‖c_i‖² maximised
+    over π when columns ``separation`` apart touch disjoint rows (exact), else the
+    patterns enumerated or the triangle inequality (``_separated``)."""
+    columns = matrix if isinstance(matrix, Columns) else columns_of(matrix)
+    squares = list(columns.squares)
+    steps = len(squares)
     count = participations(steps, times, separation)
     if count == 1:
         return Sensitivity(math.sqrt(max(squares)), True, "the largest column norm (exact)")
-    if disjoint_columns(rows, separation):
+    if disjoint_columns(columns, separation):
         return Sensitivity(math.sqrt(_best_separated(squares, count, separation)), True,
                            f"columns {separation} apart touch disjoint rows: the largest "
                            f"√(Σ of {count} column norms²) at least {separation} apart (exact)")
     norms = [math.sqrt(q) for q in squares]
-    return _separated(lambda i, j: math.fsum(row[i] * row[j] for row in rows[j:]), steps,
-                      count, separation, steps * steps,
+    return _separated(columns.gram, steps, count, separation, steps * steps,
                       lambda: _best_separated(norms, count, separation))
 
 
-def disjoint_columns(rows: tuple[tuple[float, ...], ...], separation: int) -> bool:
+def disjoint_columns(columns: Columns, separation: int) -> bool:
     """Whether any two columns at least ``separation`` apart touch disjoint rows (so
     that participations that far apart add orthogonal vectors)."""
-    steps = len(rows)
-    first = [next((i for i in range(steps) if rows[i][j]), steps) for j in range(steps)]
-    last = [next((i for i in reversed(range(steps)) if rows[i][j]), -1) for j in range(steps)]
+    first, last = columns.first, columns.last
+    steps = len(first)
     later = [steps] * (steps + separation + 1)  # the first row any column ≥ j touches
     for j in reversed(range(steps)):
         later[j] = min(first[j], later[j + 1])

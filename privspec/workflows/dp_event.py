@@ -132,6 +132,9 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
 def export_dp_event(spec: Spec) -> Export:
     """The spec's mechanism as a dp-accounting event, with the relation to account it
     under (``ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``)."""
+    from privspec.numerics.strategy_file import read_strategy_files
+
+    read_strategy_files(spec)  # a strategy file's values (``EvaluationError``: a bad one)
     replace_one = spec.neighbouring == "replace-one"
     notes: list[str] = []
     if group_iterations(spec) > 1:

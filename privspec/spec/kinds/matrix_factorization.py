@@ -21,10 +21,11 @@ from privspec.spec.base import (
 )
 from privspec.spec.events import Event, GaussianEvent, RepeatedEvent, SampledEvent
 from privspec.spec.kind import Kind, Words
-from privspec.spec.matrix_file import MAX_MATRIX_STEPS, Matrix, load_matrix
+from privspec.spec.matrix_file import MAX_MATRIX_STEPS, load_matrix, matrix_size
 from privspec.spec.named_file import NamedFileError
 from privspec.spec.strategies import (
     MAX_TREE_WORK,
+    Columns,
     Sensitivity,
     disjoint_columns,
     matrix_sensitivity,
@@ -72,6 +73,15 @@ class BandedToeplitz(_Strict):
         return self
 
 
+#: Why cyclic Poisson sampling is refused for a strategy (validation, or the evaluation
+#: for a strategy file, whose columns it reads).
+CYCLIC_NEEDS_ORTHOGONAL = (
+    "cyclic_poisson (amplified BandMF) is accounted for a banded_toeplitz strategy with at "
+    "most `block` bands, or a matrix whose columns `block` apart touch disjoint rows "
+    "(Choquette-Choo et al. 2023, arXiv:2306.08153), so that a unit's participations add "
+    "orthogonal vectors")
+
+
 class MatrixFile(_Strict):
     """A strategy matrix C from a file: n × n, lower-triangular (a streaming mechanism's
     noise for step i mixes steps up to i), finite, with no 0 on its diagonal."""
@@ -87,14 +97,20 @@ class MatrixFile(_Strict):
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> MatrixFile:
         try:
-            load_matrix(self.file, self.sha256, (info.context or {}).get(SPEC_FILE))
+            matrix_size(self.file, self.sha256, (info.context or {}).get(SPEC_FILE))
         except NamedFileError as error:
             field = "sha256" if error.about == "sha256" else "file"
             raise_if([conflict(field, str(error), getattr(self, field))], "MatrixFile")
         return self
 
-    def rows(self) -> Matrix:
-        """The matrix's rows (read once a run, when validated, and kept by its digest)."""
+    def size(self) -> int:
+        """n, for the n × n matrix (its file checked once a run, when validated)."""
+        return matrix_size(self.file, self.sha256, None)
+
+    def columns(self) -> Columns:
+        """What the sensitivity needs of the matrix, each value checked
+        (``MatrixFileError`` when one is bad): read once a run, on first use (validation
+        reads the digest and the shape only), and kept by its digest."""
         return load_matrix(self.file, self.sha256, None)
 
 
@@ -206,24 +222,20 @@ class MatrixFactorization(_Strict):
         toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
         if toeplitz is not None:
             return min(len(toeplitz.coefficients), self.steps) <= block
-        return matrix is not None and disjoint_columns(matrix.rows(), block)
+        return matrix is not None and disjoint_columns(matrix.columns(), block)
 
     @model_validator(mode="after")
     def _check(self) -> MatrixFactorization:
         separated, cyclic = self.participation.separated, self.participation.cyclic_poisson
         toeplitz, matrix = self.strategy.banded_toeplitz, self.strategy.matrix
         problems = []
-        size = len(matrix.rows()) if matrix is not None else self.steps
+        size = matrix.size() if matrix is not None else self.steps
         if size != self.steps:
             problems.append(conflict("steps", f"the strategy matrix is {size:,} × {size:,}: "
                                      "steps must be its size", self.steps))
-        elif cyclic is not None and not self.orthogonal_apart(cyclic.block):
-            problems.append(conflict(
-                "participation", "cyclic_poisson (amplified BandMF) is accounted for a "
-                "banded_toeplitz strategy with at most `block` bands, or a matrix whose "
-                "columns `block` apart touch disjoint rows (Choquette-Choo et al. 2023, "
-                "arXiv:2306.08153), so that a unit's participations add orthogonal vectors",
-                cyclic.block))
+        elif cyclic is not None and matrix is None and not self.orthogonal_apart(cyclic.block):
+            # (a file's columns are read by the evaluation, which checks them likewise)
+            problems.append(conflict("participation", CYCLIC_NEEDS_ORTHOGONAL, cyclic.block))
         if (separated is not None and toeplitz is None and matrix is None
                 and tree_work(self.steps, separated.times, separated.min_separation)
                 > MAX_TREE_WORK):
@@ -239,7 +251,7 @@ class MatrixFactorization(_Strict):
 @functools.lru_cache(maxsize=32)
 def _file_sensitivity(matrix: MatrixFile, times: int, separation: int) -> Sensitivity:
     """A strategy file's sensitivity, computed once a run (named by its digest)."""
-    return matrix_sensitivity(matrix.rows(), times, separation)
+    return matrix_sensitivity(matrix.columns(), times, separation)
 
 
 def event(block: MatrixFactorization, _: object) -> Event:
