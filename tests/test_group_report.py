@@ -111,7 +111,7 @@ def test_every_risk_sentence_names_the_unit_with_its_records(form: str) -> None:
 
 
 def test_group_sizes_are_powers_of_two_and_k() -> None:
-    from privspec.report.cache import group_sizes
+    from privspec.spec.group import group_sizes
 
     assert group_sizes(1) == [1]
     assert group_sizes(2) == [1, 2]
