@@ -244,7 +244,8 @@ class Audit(_Frozen):
     boxes: list[AuditBox]
 class GroupRow(_Frozen):
     """The guarantee for a group of ``size`` records of one unit (the spec evaluated with
-    records_per_unit = size, at the report's discretization)."""
+    records_per_unit = size, at the report's discretization; by group privacy, from the
+    report's own composition of one record's mechanism, docs/math.md §8)."""
 
     size: int = Field(description="Records in the group: 1, 2, 4, … and the unit's k.")
     mu: float | None = Field(description="μ for the group; null when no finite μ exists.")
