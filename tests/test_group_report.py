@@ -111,7 +111,7 @@ def test_every_risk_sentence_names_the_unit_with_its_records(form: str) -> None:
 
 
 def test_group_sizes_are_powers_of_two_and_k() -> None:
-    from privspec.report.cache import group_sizes
+    from privspec.spec.group import group_sizes
 
     assert group_sizes(1) == [1]
     assert group_sizes(2) == [1, 2]
@@ -138,6 +138,76 @@ def test_the_group_table_evaluates_each_size_by_the_same_route() -> None:
     one = _evaluate(_spec(_DPSGD, records_per_unit=1))
     assert not one.groups and "groups" not in json.loads(one.model_dump_json())
     assert "Groups of records" not in render(one, "markdown")
+
+
+#: A unit accounted by group privacy: sampled Laplace, repeated (a composition to share).
+_SAMPLED_LAPLACE = {"poisson_sampled": {"sampling_rate": 0.01,
+                                        "mechanism": {"laplace": {"scale": 2.0}}}}
+
+
+@pytest.mark.parametrize("mechanism", [_DPSGD, {"repeat": {"count": 10,
+                                                            "mechanism": _SAMPLED_LAPLACE}}])
+def test_every_route_to_the_report_gives_its_group_table(
+        mechanism: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluation itself, privspec.evaluate (through the cache: evaluated, then read
+    back) and a search's report (``groups=False``, stored first) give one report."""
+    from privspec.report import cache, evaluation
+
+    monkeypatch.setenv("PRIVSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PRIVSPEC_NO_CACHE", raising=False)
+    spec = _spec(mechanism, records_per_unit=4)
+    direct = evaluation.evaluate(spec)
+    assert [row.size for row in direct.groups] == [1, 2, 4]
+    searched = cache.evaluate(spec, groups=False)  # stored without the table, maybe
+    assert searched.gdp == direct.gdp
+    assert privspec.evaluate(spec) == direct  # the stored report lacked it: evaluated
+    assert privspec.evaluate(spec) == direct  # read back
+    assert list(tmp_path.glob("cache/reports/*.entry"))
+
+
+def test_group_privacy_composes_one_records_mechanism_once_for_every_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """k = 8 by group privacy: one composition of one record's mechanism for the report
+    and its rows 1, 2, 4 (before: one per size); for one release, whose accounting no
+    group size changes, each row is what the report for that size says."""
+    import privspec.numerics.accounting as accounting
+
+    compose = accounting.compose_directions
+    compositions: list[int] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        compositions.append(1)
+        return compose(*args, **kwargs)
+
+    monkeypatch.setattr(accounting, "compose_directions", counting)
+    report = _evaluate(_spec({"repeat": {"count": 10, "mechanism": _SAMPLED_LAPLACE}},
+                             records_per_unit=8))
+    assert report.unit_routes == ["group-privacy"] and len(compositions) == 1
+    assert [row.size for row in report.groups] == [1, 2, 4, 8]
+    monkeypatch.setattr(accounting, "compose_directions", compose)
+    once = _evaluate(_spec(_SAMPLED_LAPLACE, records_per_unit=8))
+    h = once.accounting.discretization
+    for row in once.groups:
+        alone = _evaluate(_spec(_SAMPLED_LAPLACE, records_per_unit=row.size,
+                                accounting={"discretization": h}))
+        assert (row.mu, row.epsilon) == (alone.gdp.mu, alone.epsilons[0].epsilon)
+
+
+def test_the_exact_accounting_sentence_is_decided_once() -> None:
+    """A unit's curve iterated from one record's exact one (k runs of an ε-DP worst
+    case) says that only one record's curve is exact, in every format; one record's
+    exact curve says it is exact."""
+    unit, one = (_evaluate(_spec({"pure_dp": {"epsilon": 0.5}}, records_per_unit=k))
+                 for k in (4, 1))
+    assert unit.exact_accounting == ("one record's curve exact (nothing discretized, "
+                                     "truncated or composed numerically)")
+    assert one.exact_accounting == "nothing discretized, truncated or composed numerically"
+    for form in ("markdown", "html", "latex"):
+        assert f"; {unit.exact_accounting}." in render(unit, form, variant="standalone"
+                                                       if form == "latex" else None)
+        assert f"; {one.exact_accounting}." in render(one, form, variant="standalone"
+                                                      if form == "latex" else None)
+    assert _evaluate(_spec(_SAMPLED_LAPLACE, records_per_unit=4)).exact_accounting is None
 
 
 def test_the_summary_table_names_who_each_row_protects(

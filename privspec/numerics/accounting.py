@@ -390,8 +390,12 @@ def account(spec: s.Spec) -> Accounted:
     (``s.group_iterations``): one record's accounting, ``group`` = k for its curve, and
     the unit's bounds.
     """
-    accounted = _account(spec)
-    records = s.group_iterations(spec)
+    return for_group(account_one_record(spec), s.group_iterations(spec))
+
+
+def for_group(accounted: Accounted, records: int) -> Accounted:
+    """One record's ``accounted`` (``account_one_record``) for a group of ``records``
+    of them whose curve is iterated: ``group`` = ``records``, and the group's bounds."""
     if records == 1:
         return accounted
     return dataclasses.replace(
@@ -400,8 +404,9 @@ def account(spec: s.Spec) -> Accounted:
         exact_mu=None if accounted.exact_mu is None else records * accounted.exact_mu)
 
 
-def _account(spec: s.Spec) -> Accounted:
-    """``account`` of one record's mechanism when a unit's curve is iterated."""
+def account_one_record(spec: s.Spec) -> Accounted:
+    """``account`` of one record's mechanism when a unit's curve is iterated (its
+    truncation, ``tail_mass_truncation``, the unit's)."""
     lowering = _lowering(spec)
     root = s.spec_event(spec)
     bound = bound_of(root, lowering.replace_one)

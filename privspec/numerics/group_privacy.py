@@ -24,6 +24,7 @@ mirror image, as for every curve privspec draws.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -108,18 +109,30 @@ def _step(curve: TradeoffCurve, tpr: FloatArray, beta: FloatArray
 def group_curve(curve: TradeoffCurve, records: int) -> TradeoffCurve:
     """The trade-off curve 1 − g^{∘k} of ``curve`` for groups of k = ``records``
     (module docstring), a pessimistic bound; ``curve`` itself for k = 1."""
+    return group_curves(curve, (records,))[records]
+
+
+def group_curves(curve: TradeoffCurve, sizes: Sequence[int]) -> dict[int, TradeoffCurve]:
+    """``group_curve`` of ``curve`` for each of ``sizes``, from one iteration up to the
+    largest: the node values after m steps are g'^{∘m}'s, so each size's curve is the
+    one ``group_curve`` gives for it alone, bit for bit."""
+    curves = {size: curve for size in sizes if size == 1}
+    records = max(sizes)
     if records == 1:
-        return curve
+        return curves
     nodes = group_nodes()
     require(BYTES_PER_NODE * nodes.size, "group privacy over the curve")
     spend(estimated_seconds(records, curve.alpha.size), "group privacy over the curve",
           fixed=True)
     # Start at the identity: u = x (exact), 1 − u rounded down.
     tpr, beta = nodes.copy(), np.nextafter(1.0 - nodes, 0.0)
-    for _ in range(records):
+    for step in range(1, records + 1):
         tpr, beta = _step(curve, tpr, beta)
-    beta = np.minimum(beta, np.nextafter(1.0 - tpr, 0.0))  # and at most 1 − V, rounded down
-    return _from_nodes(curve, nodes, tpr, beta)
+        if step > 1 and step in sizes:
+            # and at most 1 − V, rounded down
+            curves[step] = _from_nodes(curve, nodes, tpr,
+                                       np.minimum(beta, np.nextafter(1.0 - tpr, 0.0)))
+    return curves
 
 
 def _from_nodes(curve: TradeoffCurve, nodes: FloatArray, tpr: FloatArray,

@@ -22,7 +22,8 @@ from privspec.numerics.accounting import (
     SMALLEST_RATE,
     Accounted,
     StageAccount,
-    account,
+    account_one_record,
+    for_group,
 )
 from privspec.numerics.bounds import Bound
 from privspec.numerics.curve import (
@@ -39,7 +40,7 @@ from privspec.numerics.gdp import (
     mu_from_curve,
     summarize,
 )
-from privspec.numerics.group_privacy import group_curve
+from privspec.numerics.group_privacy import group_curve, group_curves
 from privspec.numerics.risk import ExactCurve, GaussianCurve
 from privspec.report import formatting as fmt
 from privspec.report.describe import summarize_mechanism
@@ -50,6 +51,7 @@ from privspec.report.model import (
     Caveat,
     CurvePoint,
     EpsilonAtDelta,
+    GroupRow,
     PublishedComparison,
     Report,
     ReportScope,
@@ -59,7 +61,13 @@ from privspec.report.provenance import package_versions, spec_sha256
 from privspec.report.render import gap_values
 from privspec.report.risk import risk_section
 from privspec.report.wording import caveat, no_finite_mu_reason
-from privspec.spec.group import ROUTES, group_routes, has_group_form, person_word
+from privspec.spec.group import (
+    ROUTES,
+    group_routes,
+    group_sizes,
+    has_group_form,
+    person_word,
+)
 from privspec.spec.kinds import KINDS
 from privspec.spec.models import (
     ReportOptions,
@@ -392,9 +400,7 @@ def gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | No
                         tpr_gdp=float(gaussian_tpr(a, shown)), is_alpha_star=a == alpha_star)
             for a in table]
     pure = bound.epsilon if warnings is not None and math.isfinite(bound.epsilon) else None
-    epsilons, published = _epsilons(
-        model, lambda deltas: [min(epsilon_from_mu_delta(mu, d), bound.epsilon)
-                               for d in deltas], pure)
+    epsilons, published = _epsilons(model, _gaussian_epsilons(mu, bound), pure)
     return _report(
         model, accounted, path, spec_path,
         # (A bound's regret is that of the curve it reports, G_μ itself: its caveat says
@@ -420,24 +426,75 @@ def gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | No
     )
 
 
+def _gaussian_epsilons(mu: float, bound: Bound) -> Callable[[list[float]], list[float]]:
+    """ε(δ) of G_μ, or basic composition's ε when smaller, for a list of δ's."""
+    return lambda deltas: [min(epsilon_from_mu_delta(mu, d), bound.epsilon) for d in deltas]
+
+
 def _bound_epsilon(bound: Bound, delta: float) -> float:
     """ε(δ) of the closed-form bounds: basic composition's ε, or μ-GDP's ε(δ)."""
     mu_epsilon = epsilon_from_mu_delta(bound.mu, delta) if math.isfinite(bound.mu) else math.inf
     return min(bound.epsilon, mu_epsilon)
 
 
+def _curve_epsilons(curve: TradeoffCurve, accounted: Accounted
+                    ) -> Callable[[list[float]], list[float]]:
+    """ε(δ) of the numerical curve, or of the closed-form bounds when smaller, for a list
+    of δ's."""
+    def at(deltas: list[float]) -> list[float]:
+        # A unit's iterated curve has no accountant's profile: ε(δ) from the curve itself.
+        ours = (epsilons_from_curve(curve, deltas) if accounted.group > 1
+                else epsilons_for_deltas(curve.points, deltas))
+        return [min(epsilon, _bound_epsilon(accounted.bound, delta))
+                for delta, epsilon in zip(deltas, ours, strict=True)]
+    return at
+
+
+def _bound_undercuts(accounted: Accounted, numerical_mu: float | None) -> bool:
+    """Whether the closed-form bound's μ undercuts the numerical μ (``None``: no finite
+    one) by more than ``BOUND_MARGIN``: then the bound is reported instead."""
+    mu = accounted.bound.mu
+    return math.isfinite(mu) and (numerical_mu is None
+                                  or mu < numerical_mu * (1 - BOUND_MARGIN))
+
+
+def _with_bound_mu(figures: _Figures, accounted: Accounted) -> _Figures:
+    """``figures`` with the closed form's μ when the numerical μ is above it (within
+    ``BOUND_MARGIN``: the regret, computed at the numerical μ, only overstates the misfit)."""
+    if figures.mu is None or accounted.bound.mu >= figures.mu:
+        return figures
+    return dataclasses.replace(
+        figures, numbers=dataclasses.replace(figures.numbers, mu=accounted.bound.mu))
+
+
 def _bound_report(model: Spec, accounted: Accounted, numerical_mu: float | None,
                   path: str | None, spec_path: str | None) -> Report | None:
-    """The closed-form bound's report, when it undercuts the numerical μ (``None``: no
-    finite one) by more than ``BOUND_MARGIN``; None otherwise."""
-    mu = accounted.bound.mu
-    if not math.isfinite(mu) or (numerical_mu is not None
-                                 and mu >= numerical_mu * (1 - BOUND_MARGIN)):
+    """The closed-form bound's report, when it undercuts the numerical μ
+    (``_bound_undercuts``); None otherwise."""
+    if not _bound_undercuts(accounted, numerical_mu):
         return None
+    mu = accounted.bound.mu
     numbers = {} if numerical_mu is None else {"numerical": numerical_mu}
     why = caveat("accounting/closed-form-bound", bound=mu,
                  discretization=model.accounting.discretization, **numbers)
     return gaussian_report(model, mu, accounted, path, spec_path, [why])
+
+
+def _group_row(model: Spec, one_record: Accounted, size: int,
+               curve: TradeoffCurve) -> GroupRow:
+    """The μ and ε (at the first δ) that ``model``'s report states for a unit of ``size``
+    records, from one record's accounting and the group's ``curve`` (``group_curves``):
+    the same choices as ``assemble``'s (floor, closed-form bound, ε's minimum)."""
+    at = model.model_copy(update={"records_per_unit": size})
+    accounted = for_group(one_record, size)
+    figures = _figures(curve, at)
+    if _bound_undercuts(accounted, figures.mu):
+        mu: float | None = accounted.bound.mu
+        epsilons_at = _gaussian_epsilons(accounted.bound.mu, accounted.bound)
+    else:
+        mu, epsilons_at = _with_bound_mu(figures, accounted).mu, _curve_epsilons(curve, accounted)
+    epsilons, _ = _epsilons(at, epsilons_at, None)
+    return GroupRow(size=size, mu=mu, epsilon=epsilons[0].epsilon)
 
 
 def _composed_by(curve: TradeoffCurve, accounted: Accounted) -> str:
@@ -448,25 +505,39 @@ def _composed_by(curve: TradeoffCurve, accounted: Accounted) -> str:
                                else "dp-accounting's FFTs")
 
 
-def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
+def assemble(model: Spec, path: str | None, spec_path: str | None,
+             groups: bool = False) -> Report:
     """Account a validated spec at its discretization and assemble its report (budgets,
-    retries and coarser grids are ``privspec.report.evaluation``'s)."""
-    options, accounting = model.report, model.accounting
-    accounted = account(model)
+    retries and coarser grids are ``privspec.report.evaluation``'s).  With ``groups``, a
+    unit accounted by group privacy gets its group table (``group_sizes``) here, every
+    row from the one composition of one record's mechanism; other units get theirs from
+    ``privspec.report.evaluation`` (a different mechanism per size)."""
+    one_record = account_one_record(model)
+    accounted = for_group(one_record, group_iterations(model))
     if accounted.exact_mu is not None:
         return gaussian_report(model, accounted.exact_mu, accounted, path, spec_path)
-    curve = group_curve(curve_from_pmfs(accounted.pmfs), accounted.group)
+    records = accounted.group
+    sizes = group_sizes(records) if groups and records > 1 else [records]
+    curves = group_curves(curve_from_pmfs(accounted.pmfs), sizes)
+    report = _curve_report(model, accounted, curves[records], path, spec_path)
+    if len(sizes) == 1:
+        return report
+    rows = [_group_row(model, one_record, size, curves[size]) for size in sizes[:-1]]
+    return report.model_copy(update={"groups": [*rows, GroupRow(
+        size=records, mu=report.gdp.mu, epsilon=report.epsilons[0].epsilon)]})
+
+
+def _curve_report(model: Spec, accounted: Accounted, curve: TradeoffCurve,
+                  path: str | None, spec_path: str | None) -> Report:
+    """The report of the numerical ``curve`` (the unit's), or of the closed-form bound
+    when that undercuts it (``_bound_report``)."""
+    options, accounting = model.report, model.accounting
     figures = _figures(curve, model)
-    numbers = figures.numbers
     bounded = _bound_report(model, accounted, figures.mu, path, spec_path)
     if bounded is not None:
         return bounded
-    if figures.mu is not None and accounted.bound.mu < figures.mu:
-        # Within BOUND_MARGIN above the closed form: μ is the closed form's (the regret,
-        # computed at the numerical μ, only overstates the misfit).
-        figures = dataclasses.replace(
-            figures, numbers=dataclasses.replace(figures.numbers, mu=accounted.bound.mu))
-        numbers = figures.numbers
+    figures = _with_bound_mu(figures, accounted)
+    numbers = figures.numbers
 
     bound = accounted.bound
     # pure DP: the releases' largest losses summed, or basic composition's closed form
@@ -474,16 +545,7 @@ def assemble(model: Spec, path: str | None, spec_path: str | None) -> Report:
     pure = [e for e in (_pure_epsilon(accounted, model), bound.epsilon)
             if e is not None and math.isfinite(e)]
     pure_epsilon = min(pure) if pure else None
-    def numerical(deltas: list[float]) -> list[float]:
-        # A unit's iterated curve has no accountant's profile: ε(δ) from the curve itself.
-        if accounted.group > 1:
-            return epsilons_from_curve(curve, deltas)
-        return epsilons_for_deltas(curve.points, deltas)
-
-    epsilons, published = _epsilons(
-        model, lambda deltas: [min(ours, _bound_epsilon(bound, d)) for d, ours
-                               in zip(deltas, numerical(deltas), strict=True)],
-        pure_epsilon)
+    epsilons, published = _epsilons(model, _curve_epsilons(curve, accounted), pure_epsilon)
     versions = package_versions()
     tradeoff = _tradeoff_rows(curve, options.alphas, figures.mu)
     return _report(

@@ -23,19 +23,19 @@ from privspec.report import store as entries
 from privspec.report.provenance import spec_sha256
 
 if TYPE_CHECKING:
-    from privspec.report.model import GroupRow, Report
+    from privspec.report.model import Report
     from privspec.spec.models import Spec
 
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
              spec_path: str | None = None, cache: bool = True, groups: bool = True,
              **options: Any) -> Report:
-    """``privspec.report.evaluation.evaluate`` (its ``options``: the budgets), through the
-    cache: the stored report when there is one, else the evaluation's, then stored.
-    ``cache=False``, ``PRIVSPEC_NO_CACHE`` or ``store.bypassed`` evaluate without it.  Only an
-    evaluation imports the numerical stack.  For a unit of k > 1 records the report has
-    its group table (``group_rows``) unless ``groups`` is false (a search that reads μ
-    and ε alone)."""
+    """``privspec.report.evaluation.evaluate`` (its ``options``: the budgets; ``groups``:
+    with the group table), through the cache: the stored report when there is one, else
+    the evaluation's, then stored.  A stored report without the group table that
+    ``groups`` asks for is evaluated again (and stored with it).  ``cache=False``,
+    ``PRIVSPEC_NO_CACHE`` or ``store.bypassed`` evaluate without it.  Only an evaluation
+    imports the numerical stack."""
     from privspec.spec.loader import load_spec, spec_from_data
     from privspec.spec.models import Spec
 
@@ -47,44 +47,14 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
     options = {name: value for name, value in options.items() if value is not None}
     entry_key = key(spec, options) if cache and entries.enabled() else None
     report = None if entry_key is None else load(entry_key, spec_path)
-    if report is None:
-        from privspec.report import evaluation
+    if report is not None and not (groups and spec.records_per_unit > 1 and not report.groups):
+        return report
+    from privspec.report import evaluation
 
-        report = evaluation.evaluate(spec, spec_path=spec_path, **options)
-        if entry_key is not None:
-            store(entry_key, report)
-    if groups and spec.records_per_unit > 1 and not report.groups:
-        report = report.model_copy(update={"groups": group_rows(spec, report, cache,
-                                                                 options)})
-        if entry_key is not None:
-            store(entry_key, report)
+    report = evaluation.evaluate(spec, spec_path=spec_path, groups=groups, **options)
+    if entry_key is not None:
+        store(entry_key, report)
     return report
-
-
-def group_sizes(records: int) -> list[int]:
-    """1, 2, 4, … below ``records``, and ``records``."""
-    return [*(2**power for power in range(records.bit_length()) if 2**power < records),
-            records]
-
-
-def group_rows(spec: Spec, report: Report, cache: bool,
-               options: Mapping[str, Any]) -> list[GroupRow]:
-    """The guarantee for groups of ``group_sizes`` of the unit's records: ``spec``
-    evaluated (through the cache, with the same budgets ``options``) with
-    records_per_unit set to each size at ``report``'s discretization, so that each row
-    takes the route the report would for that size; the last row is ``report``'s."""
-    from privspec.report.model import GroupRow
-
-    accounting = spec.accounting.model_copy(
-        update={"discretization": report.accounting.discretization})
-    rows = []
-    for size in group_sizes(spec.records_per_unit):
-        evaluated = report if size == spec.records_per_unit else evaluate(
-            spec.model_copy(update={"records_per_unit": size, "accounting": accounting}),
-            cache=cache, groups=False, **options)
-        rows.append(GroupRow(size=size, mu=evaluated.gdp.mu,
-                             epsilon=evaluated.epsilons[0].epsilon))
-    return rows
 
 
 def key(spec: Spec, options: Mapping[str, Any]) -> str:

@@ -30,9 +30,10 @@ from privspec.numerics.shuffling import shuffled_lower_mu
 from privspec.numerics.strategy_file import read_strategy_files
 from privspec.report import formatting as fmt
 from privspec.report.assembly import assemble, gaussian_report
-from privspec.report.model import GDP, Caveat, Report
+from privspec.report.model import GDP, Caveat, GroupRow, Report
 from privspec.report.provenance import spec_sha256
 from privspec.report.wording import caveat
+from privspec.spec.group import group_sizes
 from privspec.spec.kinds.dpsgd import DPSGD
 from privspec.spec.models import Spec, walk
 
@@ -55,13 +56,15 @@ _NUMERICAL_FAILURES = (ArithmeticError, ValueError, IndexError, TypeError, KeyEr
 
 def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
              *, spec_path: str | None = None, memory_budget: float | None = None,
-             time_budget: float | None = None) -> Report:
+             time_budget: float | None = None, groups: bool = True) -> Report:
     """Evaluate a spec (model, dict or YAML path) into a frozen Report.
 
     An invalid spec raises ``SpecError`` (a dict is read like a file, with the same
     diagnostics); a valid one that cannot be evaluated raises ``EvaluationError``.
     ``memory_budget`` (GiB) and ``time_budget`` (seconds) override the spec's
-    ``accounting.memory_budget`` and ``accounting.time_budget``.
+    ``accounting.memory_budget`` and ``accounting.time_budget``.  For a unit of k > 1
+    records the report has its group table (``Report.groups``) unless ``groups`` is
+    false (a search that reads μ and ε alone).
     """
     given, path = _as_spec(spec)
     model = given
@@ -79,10 +82,12 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
             # dp-accounting's RuntimeWarnings about them would only alarm the reader.
             warnings.simplefilter("ignore", RuntimeWarning)
             read_strategy_files(model)
-            report = _within_budget(model, path, spec_path)
+            report = _within_budget(model, path, spec_path, groups)
             shuffled = _shuffled_caveat(model, report)
             if shuffled is not None:
                 report = report.model_copy(update={"warnings": [shuffled, *report.warnings]})
+        if groups and model.records_per_unit > 1 and not report.groups:
+            report = report.model_copy(update={"groups": _group_rows(model, report)})
         # The hash names the spec as given, whatever grid or budget evaluated it.
         return report.model_copy(update={"spec_sha256": spec_sha256(given)})
     except PrivspecError:
@@ -125,11 +130,38 @@ def _at(model: Spec, h: float) -> Spec:
         update={"discretization": h})})
 
 
-def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Report:
+def _group_rows(model: Spec, report: Report) -> list[GroupRow]:
+    """The group table of a unit whose sizes are different mechanisms (each release's
+    sensitivity scaled, or a mixture, or no composition to share): ``model`` evaluated
+    with records_per_unit set to each of ``group_sizes`` at ``report``'s discretization,
+    each within the budgets of its own, so that each row is what the report would say
+    for that size; the last row is ``report``'s."""
+    rows = []
+    for size in group_sizes(model.records_per_unit):
+        evaluated = report if size == model.records_per_unit else _evaluated(
+            _at(model.model_copy(update={"records_per_unit": size}),
+                report.accounting.discretization))
+        rows.append(GroupRow(size=size, mu=evaluated.gdp.mu,
+                             epsilon=evaluated.epsilons[0].epsilon))
+    return rows
+
+
+def _evaluated(model: Spec) -> Report:
+    """``model``'s report (without its group table), within its own budgets."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"), \
+            cost.budget(computation_bytes(model.accounting.memory_budget),
+                        model.accounting.time_budget):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _within_budget(model, None, None, groups=False)
+
+
+def _within_budget(model: Spec, path: str | None, spec_path: str | None,
+                   groups: bool) -> Report:
     """``assemble`` at the spec's discretization (or, when the spec sets none, a finer one
     its finest release needs, ``chosen_discretization``), or at a coarser one (still
     pessimistic, looser, said in a caveat) when its cost estimate exceeds the memory
-    budget; the closed-form bound, or a refusal with the estimate, when none fits."""
+    budget; the closed-form bound, or a refusal with the estimate, when none fits.
+    ``groups``: with the group table where ``assemble`` makes it."""
     asked = model.accounting.discretization
     chosen = (asked if "discretization" in model.accounting.model_fields_set
               else min(asked, chosen_discretization(model)))
@@ -140,7 +172,7 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
             cost.release_memory()  # the abandoned attempt's (its traceback is gone now)
             cost.reset_held()
         try:
-            report = assemble(used, path, spec_path)
+            report = assemble(used, path, spec_path, groups)
             break
         except RangeError as error:  # beyond double precision: the closed form, if any
             return _bound_instead(model, path, spec_path, error, "accounting/beyond-range",
@@ -166,7 +198,7 @@ def _within_budget(model: Spec, path: str | None, spec_path: str | None) -> Repo
                               "accounting/too-costly", **_budget_values(model, over))
     final = used.accounting.discretization
     if _uncertified(report):
-        certified = _certified_coarser(used, path, spec_path, report)
+        certified = _certified_coarser(used, path, spec_path, report, groups)
         if certified is not None:
             return certified
     if final == asked or (final < asked and report.gdp.bound):  # (a bound has no grid)
@@ -187,7 +219,7 @@ def _uncertified(report: Report) -> bool:
 
 
 def _certified_coarser(used: Spec, path: str | None, spec_path: str | None,
-                       finer: Report) -> Report | None:
+                       finer: Report, groups: bool) -> Report | None:
     """The report at the finest coarser grid (up to ten times ``used``'s) whose
     composition is certified, within what is left of the budgets, with a caveat giving
     the uncertified figures of ``finer`` and saying which to publish; None when there is
@@ -200,7 +232,7 @@ def _certified_coarser(used: Spec, path: str | None, spec_path: str | None,
         cost.release_memory()
         cost.reset_held()
         try:
-            report = assemble(_at(used, coarse), path, spec_path)
+            report = assemble(_at(used, coarse), path, spec_path, groups)
         except (cost.CostError, MemoryError, RangeError):
             return None
         if report.gdp.bound:
@@ -270,7 +302,8 @@ def _gdp_of_data(data: str, memory_budget: float, time_budget: float) -> GDP | N
 
     try:
         with cost.budget(computation_bytes(memory_budget), time_budget):
-            return _within_budget(spec_from_data(json.loads(data)), None, None).gdp
+            return _within_budget(spec_from_data(json.loads(data)), None, None,
+                                  groups=False).gdp
     except InternalError:
         raise
     except EvaluationError:  # no figure at all: nothing to compare with

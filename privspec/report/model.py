@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 REPORT_SCHEMA_VERSION = 1
+#: The accounting sentence of a report whose figures are exact (``Report.exact_accounting``).
+NOTHING_NUMERICAL = "nothing discretized, truncated or composed numerically"
 
 
 class _Frozen(BaseModel):
@@ -262,7 +264,8 @@ class Audit(_Frozen):
         "asked for (privspec audit --one-run, or audit.one_run in the spec); else empty.")
 class GroupRow(_Frozen):
     """The guarantee for a group of ``size`` records of one unit (the spec evaluated with
-    records_per_unit = size, at the report's discretization)."""
+    records_per_unit = size, at the report's discretization; by group privacy, from the
+    report's own composition of one record's mechanism, docs/math.md §8)."""
 
     size: int = Field(description="Records in the group: 1, 2, 4, … and the unit's k.")
     mu: float | None = Field(description="μ for the group; null when no finite μ exists.")
@@ -334,6 +337,19 @@ class Report(_Frozen):
         if self.audit is None:
             data.pop("audit", None)
         return data
+
+    @property
+    def exact_accounting(self) -> str | None:
+        """What the accounting sentence says when nothing was discretized, truncated or
+        composed numerically (of one record's curve, when a unit's curve was iterated from
+        it by group privacy, which bounds between nodes); None when something was (each
+        template then words its grid, truncation and error bound)."""
+        accounting = self.accounting
+        if accounting.relative_error != 0 or accounting.tail_mass_truncation != 0:
+            return None
+        if "group-privacy" in self.unit_routes:
+            return f"one record's curve exact ({NOTHING_NUMERICAL})"
+        return NOTHING_NUMERICAL
 
     def _repr_markdown_(self) -> str:
         """The Markdown report: how Jupyter shows a report where HTML is not shown."""

@@ -55,6 +55,12 @@ def for_whom(unit: str, records: int, unit_level: bool) -> str:
     return " for " + protected_unit(unit, records, unit_level)
 
 
+def group_sizes(records: int) -> list[int]:
+    """The sizes of a unit's group table: 1, 2, 4, … below ``records``, and ``records``."""
+    return [*(2**power for power in range(records.bit_length()) if 2**power < records),
+            records]
+
+
 def has_group_form(event: ev.Event, replace_one: bool) -> bool:
     """Whether every release of ``event`` is accounted for a unit release by release by
     ``grouped``: an unsampled additive release, or a Poisson-sampled Gaussian under
