@@ -62,6 +62,19 @@ def test_unit_level_is_said_and_excludes_records_per_unit() -> None:
     assert "records_per_unit" in line and "unit_level" in line
 
 
+def test_a_unit_level_report_speaks_of_units_not_records() -> None:
+    """Units sampled and bounded as one are what the attack and the risk sentences are
+    about: the report does not call them records after saying they are not."""
+    report = _evaluate(_spec(_GAUSSIAN, "one user", unit_level=True))
+    for form in ("markdown", "html", "latex"):
+        text = " ".join(render(report, form).split())
+        assert "knows every other unit " in text and "every other record" not in text
+        assert "the share of the units that were in the data" in text
+        assert "a unit (one user)" in text and "a record" not in text
+    assert "identifies the one a unit (one user) belongs to" in risk_text(
+        report.risk.rows[-1], report, "sentence", "markdown")
+
+
 @pytest.mark.parametrize("mechanism", [_GAUSSIAN, {"laplace": {"scale": 2.0}},
                                        {"pure_dp": {"epsilon": 1.0}}])
 def test_a_person_over_any_kind_without_a_bound_is_warned_about(
