@@ -146,8 +146,10 @@ def test_the_group_table_evaluates_each_size_by_the_same_route() -> None:
     assert json.loads(report.model_dump_json())["groups"][2]["size"] == 4
     markdown = render(report, "markdown")
     assert "**Groups of records.**" in markdown and "| 4 | 0.258 | 0.871 |" in markdown
-    assert '<table id="groups">' in render(report, "html")
-    assert "Groups of records." in render(report, "latex")
+    assert "<th>ε at δ = 10⁻⁵</th>" in render(report, "html")
+    latex = render(report, "latex")
+    assert "Groups of records." in latex
+    assert r"records & $\mu$ & $\varepsilon$ at $\delta = \ensuremath{10^{-5}}$ \\" in latex
     one = _evaluate(_spec(_DPSGD, records_per_unit=1))
     assert not one.groups and "groups" not in json.loads(one.model_dump_json())
     assert "Groups of records" not in render(one, "markdown")
