@@ -92,3 +92,18 @@ def test_every_command_has_a_readme_row_and_a_reference_section_in_help_order(
              for sub in (_listed_commands(capsys, name) if name in groups else [""])]
     sections = re.findall(r"^## `privspec ([^`]+)`", reference, re.MULTILINE)
     assert sorted(sections) == sorted(line.strip() for line in lines)
+
+
+def test_the_python_in_the_docs_imports_only_the_public_api() -> None:
+    """What the docs teach to import is the public API ARCHITECTURE.md names, never a
+    module that may move."""
+    public = {("privspec.render", "render"), ("privspec.diagnostics", "SpecError"),
+              ("privspec.spec", "Spec"), ("privspec.report", "Report")}
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    for page in pages:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"),
+                                re.DOTALL):
+            for module, names in re.findall(r"^from (privspec\S*) import (.+)$", block,
+                                            re.MULTILINE):
+                for name in names.split(","):
+                    assert (module, name.strip()) in public, f"{page.name}: {module}.{name}"
