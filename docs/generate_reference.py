@@ -19,10 +19,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = {"spec": ROOT / "docs" / "reference" / "spec.md",
          "cli": ROOT / "docs" / "reference" / "cli.md"}
-#: The commands documented, in the order of the README's table.
-COMMANDS = ["validate", "render", "evaluate", "sweep", "calibrate", "table", "convert", "diff",
-            "check", "audit", "action", "plot", "export", "import opacus", "import dp-event",
-            "import tf-privacy", "cache info", "cache clear", "schema"]
 
 
 #: Node name → (YAML key, model name) of a mechanism kind.
@@ -78,6 +74,9 @@ def _cell(text: str) -> str:
 
 
 def _table(model: dict[str, Any], kinds: KindKeys) -> list[str]:
+    """The model's fields as a Markdown table; none for a model without fields."""
+    if not model.get("properties"):
+        return []
     required = set(model.get("required", []))
     lines = ["| field | type | required | default | limits | meaning |",
              "|---|---|---|---|---|---|"]
@@ -106,9 +105,31 @@ def spec_page() -> str:
         key = (f"Written as `{keyed[name]}:` "
                + ("(a list of these stages)" if keyed[name] == "compose" else "(its fields under it)")
                + ". " if name in keyed else "")
+        table = _table(model, kinds)
         lines += [f"## {name}", "", key + _cell(model.get("description", "")), "",
-                  *_table(model, kinds), ""]
+                  *table, *([""] if table else [])]
     return "\n".join(lines)
+
+
+def _commands() -> list[str]:
+    """Every command line to document, in the order of ``privspec.cli.app.COMMANDS``
+    (the README's table), each command of a group (``import opacus``) on its own."""
+    import importlib
+
+    import typer
+
+    from privspec.cli.app import COMMANDS
+
+    commands = []
+    for name, target in COMMANDS.items():
+        module, attribute = target.split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        if isinstance(command, typer.Typer):
+            commands += [f"{name} {sub.name or sub.callback.__name__.replace('_', '-')}"
+                         for sub in command.registered_commands if sub.callback is not None]
+        else:
+            commands.append(name)
+    return commands
 
 
 def cli_page() -> str:
@@ -121,7 +142,7 @@ def cli_page() -> str:
     lines = ["# Command-line reference", "",
              "Generated from `privspec COMMAND --help` by `docs/generate_reference.py`; do not "
              "edit.", ""]
-    for command in ["", *COMMANDS]:
+    for command in ["", *_commands()]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             main([*command.split(), "--help"])

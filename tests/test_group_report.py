@@ -62,6 +62,19 @@ def test_unit_level_is_said_and_excludes_records_per_unit() -> None:
     assert "records_per_unit" in line and "unit_level" in line
 
 
+def test_a_unit_level_report_speaks_of_units_not_records() -> None:
+    """Units sampled and bounded as one are what the attack and the risk sentences are
+    about: the report does not call them records after saying they are not."""
+    report = _evaluate(_spec(_GAUSSIAN, "one user", unit_level=True))
+    for form in ("markdown", "html", "latex"):
+        text = " ".join(render(report, form).split())
+        assert "knows every other unit " in text and "every other record" not in text
+        assert "the share of the units that were in the data" in text
+        assert "a unit (one user)" in text and "a record" not in text
+    assert "identifies the one a unit (one user) belongs to" in risk_text(
+        report.risk.rows[-1], report, "sentence", "markdown")
+
+
 @pytest.mark.parametrize("mechanism", [_GAUSSIAN, {"laplace": {"scale": 2.0}},
                                        {"pure_dp": {"epsilon": 1.0}}])
 def test_a_person_over_any_kind_without_a_bound_is_warned_about(
@@ -133,8 +146,10 @@ def test_the_group_table_evaluates_each_size_by_the_same_route() -> None:
     assert json.loads(report.model_dump_json())["groups"][2]["size"] == 4
     markdown = render(report, "markdown")
     assert "**Groups of records.**" in markdown and "| 4 | 0.258 | 0.871 |" in markdown
-    assert '<table id="groups">' in render(report, "html")
-    assert "Groups of records." in render(report, "latex")
+    assert "<th>ε at δ = 10⁻⁵</th>" in render(report, "html")
+    latex = render(report, "latex")
+    assert "Groups of records." in latex
+    assert r"records & $\mu$ & $\varepsilon$ at $\delta = \ensuremath{10^{-5}}$ \\" in latex
     one = _evaluate(_spec(_DPSGD, records_per_unit=1))
     assert not one.groups and "groups" not in json.loads(one.model_dump_json())
     assert "Groups of records" not in render(one, "markdown")

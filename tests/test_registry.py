@@ -162,6 +162,19 @@ def test_a_closed_form_bound_is_not_described_as_a_fit_and_caveats_travel() -> N
     assert "closed-form bound" in record["deployment"]["accounting"]["composition"]
 
 
+def test_a_regret_below_the_resolution_is_the_bound_the_report_prints() -> None:
+    """A regret the accounting does not resolve is "< 1e-09" in the record, as "< 10⁻⁹"
+    in the report, never a digit the computation does not give ("regret 0")."""
+    report = privspec.evaluate({"privspec": 1, "title": "t", "unit": "one example",
+                                "neighbouring": "add-or-remove",
+                                "mechanism": {"gaussian": {"sigma": 2.0}}}, cache=False)
+    assert report.gdp.regret is not None and report.gdp.regret < 1e-9
+    assert "(regret < 10⁻⁹ ≤ 0.01)" in render(report, "markdown")
+    record = yaml.safe_load(render(report, "registry"))
+    details = record["deployment"]["privacy_loss"]["privacy_parameters_details"]
+    assert "μ-GDP with μ = 0.5, regret < 1e-09;" in details
+
+
 def test_no_line_of_the_record_starts_with_a_strangers_text() -> None:
     """A multi-line description was written as folded YAML, one paragraph a line, so
     '::error …' started a line: a workflow command when the record is printed in a job."""

@@ -62,3 +62,14 @@ def test_rows_with_one_title_are_told_apart_by_their_files(
     assert main(["table", "-f", "json", str(first), str(second), other]) == 0
     labels = [row["label"] for row in json.loads(capsys.readouterr().out)]
     assert labels[1].endswith("(v2 *|*.privspec.yaml)") and "(" not in labels[2]
+
+
+def test_the_note_does_not_credit_plds_for_a_closed_form(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain Gaussian is accounted in closed form: the table's note names no PLDs."""
+    spec = tmp_path / "gaussian.privspec.yaml"
+    spec.write_text("privspec: 1\ntitle: g\nunit: one record\nneighbouring: add-or-remove\n"
+                    "mechanism: {gaussian: {sigma: 2}}\n", encoding="utf-8")
+    assert main(["--no-cache", "table", str(spec)]) == 0
+    note = capsys.readouterr().out.splitlines()[-1]
+    assert "PLD" not in note and "from its pessimistic accounting" in note

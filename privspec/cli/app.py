@@ -24,24 +24,25 @@ if TYPE_CHECKING:
     import typer
 
 #: Every command, by name: the module and function (or, for a group of commands, typer
-#: application) that runs it, in the order of ``privspec --help``.
+#: application) that runs it, in the order of the README's table (``privspec --help``
+#: lists the groups of commands, ``import`` and ``cache``, after the others).
 COMMANDS = {
-    "action": "privspec.cli.action:action",
     "validate": "privspec.cli.validate:validate",
-    "schema": "privspec.cli.schema:schema",
-    "evaluate": "privspec.cli.evaluate:evaluate",
-    "convert": "privspec.cli.convert:convert",
-    "table": "privspec.cli.table:table",
     "render": "privspec.cli.render:render",
-    "plot": "privspec.cli.plot:plot",
+    "calibrate": "privspec.cli.calibrate:calibrate",
+    "evaluate": "privspec.cli.evaluate:evaluate",
+    "sweep": "privspec.cli.sweep:sweep",
+    "table": "privspec.cli.table:table",
+    "convert": "privspec.cli.convert:convert",
     "diff": "privspec.cli.diff:diff",
     "check": "privspec.cli.check:check",
     "audit": "privspec.cli.audit:audit",
-    "export": "privspec.cli.export:export",
-    "calibrate": "privspec.cli.calibrate:calibrate",
+    "action": "privspec.cli.action:action",
+    "plot": "privspec.cli.plot:plot",
     "import": "privspec.cli.importing:app",
-    "sweep": "privspec.cli.sweep:sweep",
+    "export": "privspec.cli.export:export",
     "cache": "privspec.cli.cache:app",
+    "schema": "privspec.cli.schema:schema",
 }
 #: Global options that take a value (``--memory-budget 2``), for :func:`_command_in`.
 _VALUED_OPTIONS = ("--memory-budget", "--time-budget")

@@ -32,7 +32,7 @@ def evaluate(
     """Compute μ, regret, the verdict and ε(δ) for each spec (no document rendering).
 
     Rounding in the text summary is conservative: μ, ε, regret and advantage up.
-    The JSON is the full, unrounded report model that every renderer uses.  A spec
+    The JSON is the full, unrounded report model that every renderer uses. A spec
     privspec will not evaluate is said in one line and the others still are (exit 2).
     """
     refused = 0

@@ -36,8 +36,8 @@ app = typer.Typer(name="import", no_args_is_help=True, add_completion=False,
                   "batches were drawn are yours to state (never guessed), and the spec "
                   "says which is which. JSON only: pickles and checkpoints are refused.")
 
-Unit = Annotated[str, typer.Option("--unit", help="What one record is, e.g. 'one training "
-                                   "example' or 'one user's data'.", show_default=False)]
+Unit = Annotated[str, typer.Option("--unit", help="Who is protected, the spec's unit, e.g. "
+                                   "'one training example'.", show_default=False)]
 Neighbouring = Annotated[Relation, typer.Option(
     "--neighbouring", help="add-or-remove, replace-one or zero-out.", show_default=False)]
 Sampled = Annotated[Sampling, typer.Option(

@@ -63,13 +63,13 @@ def render(
     check: Check = False, template_dir: TemplateDir = None,
     macro_prefix: MacroPrefix = None,
 ) -> None:
-    """Render privacy reports: Markdown, LaTeX, HTML and JSON, from the evaluated spec.
+    """Render privacy reports (Markdown, LaTeX, HTML, JSON, a registry record) of the specs.
 
     Documents go to stdout (several are separated by a blank line) unless -o or
     --output-dir is given; diagnostics go to stderr. Written Markdown shows the
-    trade-off figure from files beside it (<stem>-tradeoff.svg and .png, needs
-    matplotlib: pip install 'matplotlib>=3.8'); Markdown on stdout has no figure.
-    LaTeX draws it with pgfplots; HTML inlines it. Nothing is written unless
+    trade-off and risk figures from files beside it (<stem>-tradeoff.svg and .png,
+    <stem>-risk.svg and .png; they need matplotlib: pip install 'matplotlib>=3.8');
+    Markdown on stdout has none. LaTeX draws them with pgfplots; HTML inlines them. Nothing is written unless
     every spec loads, evaluates and renders; each file is replaced atomically.
     Exit 0 when done, 1 when --check finds a stale file, 2 when it cannot run.
     """

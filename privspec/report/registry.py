@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from privspec.report.formatting import round_float
+from privspec.report.formatting import REGRET_RESOLUTION, round_float
 from privspec.report.naming import slug_for
 
 if TYPE_CHECKING:
@@ -47,6 +47,13 @@ def _up(value: float) -> float:
     return round_float(value, "up")
 
 
+def _regret(regret: float, resolution: float) -> str:
+    """The regret rounded up, or the bound the report prints when it is below what the
+    accounting resolves (never a digit the computation does not give)."""
+    resolution = max(resolution, REGRET_RESOLUTION)
+    return f"< {_up(resolution):g}" if regret < resolution else f"{_up(regret):g}"
+
+
 def _gdp_details(report: Report) -> str:
     """μ, its fit and the (ε, δ) pairs, in words, citing where each comes from."""
     gdp = report.gdp
@@ -68,7 +75,7 @@ def _gdp_details(report: Report) -> str:
            f"{gdp.regret_threshold:g})" if gdp.tier == 1 else
            "μ alone does not describe the mechanism well (Tier II): the report's "
            "trade-off table gives the exact curve")
-    regret = "" if gdp.regret is None else f", regret {_up(gdp.regret):g}"
+    regret = "" if gdp.regret is None else f", regret {_regret(gdp.regret, gdp.regret_resolution)}"
     return (f"Gaussian differential privacy (Dong, Roth & Su 2022): μ-GDP with μ = "
             f"{_up(gdp.mu):g}{regret}; {fit}. {first} Reported as Gomez et al. "
             f"(2025) recommend: μ with its regret, (ε, δ) for comparison.")

@@ -290,6 +290,7 @@ def risk_text(row: RiskRow, report: Report, part: str, fmt: str) -> str:
     """A risk row's name or sentence (``text/risk.txt.j2``)."""
     return text_for("text/risk.txt.j2", {**row.model_dump(), "part": part, "unit": report.unit,
                                          "records": report.records_per_unit,
+                                         "unit_level": report.unit_level,
                                          "relation": report.neighbouring}, fmt)
 
 
