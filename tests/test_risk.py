@@ -49,6 +49,26 @@ def test_a_gaussian_bounds_success_by_phi_of_phi_inverse_plus_mu(sigma: float) -
             assert row.bound_gdp == pytest.approx(row.bound, rel=1e-9)
 
 
+def test_the_alone_columns_are_those_of_the_printed_mu_and_epsilon() -> None:
+    """The "μ-GDP alone" and "(ε, δ) alone" columns are what a reader computes from their
+    headers (μ and ε rounded up, as printed), and the first agrees with the trade-off
+    table's G_μ column at the same FPR."""
+    from privspec.report.formatting import round_float
+
+    report = privspec.evaluate(_spec(
+        {"dpsgd": {"noise_multiplier": 1.1, "sampling_rate": 0.004, "steps": 2000}}))
+    assert report.gdp.mu is not None
+    shown_mu = round_float(report.gdp.mu, "up")
+    shown_epsilon = round_float(report.risk.epsilon, "up")
+    assert shown_mu != report.gdp.mu and shown_epsilon != report.risk.epsilon
+    row = _rows(report)[("membership-tpr", (("fpr", 1e-3),))]
+    assert row.bound_gdp == pytest.approx(float(ndtr(ndtri(1e-3) + shown_mu)), rel=1e-12)
+    tradeoff = next(r for r in report.tradeoff if r.alpha == 1e-3)
+    assert row.bound_gdp == pytest.approx(tradeoff.tpr_gdp, rel=1e-12)
+    claimed = EpsilonDeltaCurve(shown_epsilon, report.risk.delta)
+    assert row.bound_epsilon_delta == pytest.approx(claimed.success(1e-3), rel=1e-12)
+
+
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 3.0])
 def test_laplace_and_randomized_response_meet_their_closed_form(epsilon: float) -> None:
     """An ε-DP mechanism whose curve is f_ε (Laplace's TPR at small FPR, randomized

@@ -12,6 +12,7 @@ from privspec.numerics.risk import (
     best_accuracy,
     precision,
 )
+from privspec.report.formatting import round_float
 from privspec.report.model import EpsilonAtDelta, Risk, RiskRow
 from privspec.spec.models import Spec
 
@@ -28,12 +29,15 @@ def risk_section(spec: Spec, exact: RiskCurve, mu: float | None, floor: float,
                  epsilons: list[EpsilonAtDelta], pure_epsilon: float | None) -> Risk:
     """Every scenario's bounds: from ``exact`` (the mechanism's curve), from G_μ (less the
     floor τ) and from the (ε, δ) a report would state: pure ε-DP when it holds, else the
-    first ε(δ) of ``epsilons``."""
+    first ε(δ) of ``epsilons``.  μ and ε are taken as the report prints them (rounded
+    up), so that the "alone" columns are what a reader computes from their headers, as
+    the trade-off table's G_μ column is: still bounds, since the rounded-up guarantee is
+    implied by the true one."""
     first = (EpsilonAtDelta(delta=0.0, epsilon=pure_epsilon) if pure_epsilon is not None
              else epsilons[0])
-    claimed = EpsilonDeltaCurve(float("inf") if first.epsilon is None else first.epsilon,
-                                first.delta)
-    gaussian = None if mu is None else GaussianCurve(mu, floor)
+    claimed = EpsilonDeltaCurve(float("inf") if first.epsilon is None
+                                else round_float(first.epsilon, "up"), first.delta)
+    gaussian = None if mu is None else GaussianCurve(round_float(mu, "up"), floor)
     rows: list[RiskRow] = []
     for scenario in spec.risk:
         for kind, parameters, baseline in scenario.rows():
