@@ -438,3 +438,20 @@ def test_a_strategy_file_beyond_4000_steps_is_refused_saying_what_to_give_instea
     assert ("error: mechanism.matrix_factorization.strategy.matrix."
             "file: the array must be n × n with 1 ≤ n ≤ 4,000: a longer run's strategy is "
             "given by its banded_toeplitz coefficients, or the binary tree") in done.stderr
+
+
+@pytest.mark.parametrize("name", ["../strategy.npy", "/strategy.npy", "C:strategy.npy"])
+def test_a_digest_already_read_does_not_admit_a_name_outside_the_folder(
+        tmp_path: Path, name: str) -> None:
+    """A spec without a file (standard input, a string) names files in the working
+    directory: a name leaving it is refused even when another spec had the file read."""
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import load_spec, load_spec_text
+
+    file, sha = _write_strategy(tmp_path, toeplitz_matrix([1.0, 0.3, 0.2, 0.1], 9), "npy")
+    (tmp_path / "mf.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file=file, sha=sha, steps=9, participation="{once: {}}"), encoding="utf-8")
+    assert load_spec(tmp_path / "mf.privspec.yaml").mechanism is not None  # now cached
+    with pytest.raises(SpecError, match="relative to the spec's folder, inside it"):
+        load_spec_text(MATRIX_SPEC.format(file=f"'{name}'", sha=sha, steps=9,
+                                          participation="{once: {}}"), "<stdin>")

@@ -74,9 +74,15 @@ def matrix_size(name: str, sha256: str, spec_file: str | None) -> int:
     without reading its values (``load_matrix`` does, at evaluation).  A file already
     read with that digest is not read again; its name is still held to the spec's
     folder."""
+    if sha256 in _LOADED or sha256 in _CHECKED:
+        located(name, spec_file, NOUN)
+    return checked_size(name, sha256, spec_file)
+
+
+def checked_size(name: str, sha256: str, spec_file: str | None = None) -> int:
+    """``matrix_size`` of a file validation checked (kept by its digest), without
+    holding its name to a folder again."""
     if sha256 in _LOADED:
-        if spec_file is not None:
-            located(name, spec_file, NOUN)
         return len(_LOADED[sha256].squares)
     return strategy_file(name, sha256, spec_file).size
 
@@ -87,8 +93,6 @@ def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile
     if sha256 not in _CHECKED:
         data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
         _CHECKED[sha256] = _npy_file(data) if data.startswith(b"\x93NUMPY") else _csv_file(data)
-    elif spec_file is not None:
-        located(name, spec_file, NOUN)
     return _CHECKED[sha256]
 
 
