@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import privspec
 from privspec.spec.strategies import matrix_sensitivity, toeplitz_sensitivity, tree_sensitivity
@@ -111,6 +113,30 @@ def test_tree_search_equals_every_pattern_where_blocks_matter(
     truth = separated_square_sums(matrix.T @ matrix, times, separation)
     found = tree_sensitivity(steps, times, separation, online)
     assert found.exact and found.value**2 == pytest.approx(truth, rel=1e-12)
+
+
+def _patterns(steps: int, times: int, separation: int) -> int:
+    """How many patterns of 1 to ``times`` steps at least ``separation`` apart there are."""
+    return sum(math.comb(max(0, steps - (m - 1) * (separation - 1)), m)
+               for m in range(1, times + 1))
+
+
+@settings(max_examples=1000, derandomize=True)
+@given(steps=st.integers(1, 70), times=st.integers(1, 5), separation=st.integers(1, 40),
+       online=st.booleans())
+def test_tree_never_below_every_pattern(steps: int, times: int, separation: int,
+                                        online: bool) -> None:
+    """Padded or online trees, partial last blocks, b a power of 2 or not, b ≥ n, k above
+    the participations possible: Σ m² is never below the most a pattern attains (that
+    would be an optimistic claim), and equals it whenever it is said to be exact.  (k is
+    lowered until at most 20,000 patterns remain, for the brute force.)"""
+    while times > 1 and _patterns(steps, times, separation) > 20_000:
+        times -= 1
+    matrix = tree_matrix(steps, online)
+    truth = separated_square_sums(matrix.T @ matrix, times, separation)
+    found = tree_sensitivity(steps, times, separation, online)
+    assert round(found.value**2, 9) >= truth
+    assert not found.exact or found.value**2 == pytest.approx(truth, rel=1e-12)
 
 
 def test_tree_search_is_tighter_than_the_level_bound_for_gboard() -> None:

@@ -29,7 +29,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-#: Most work (participations² × tree levels) the binary tree's maximisation may take.
+#: Most work the binary tree's maximisation may take (participations² × tree levels;
+#: the exact search's own estimate, ``_tree_search``, beyond which it is not tried).
 MAX_TREE_WORK = 2_000_000
 #: Most participation patterns enumerated for a banded strategy with more bands than
 #: the separation (beyond them, the triangle inequality's bound is stated instead).
@@ -74,9 +75,10 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
     ⌈log₂ n⌉ + 1 nodes of the padded tree and in at most ⌊log₂ n⌋ + 1 complete ones, the
     sensitivity of one participation (exact).  With k participations, a node holding m
     of them moves by m (CᵀC ≥ 0: all in one direction is the worst case), so sens² is the
-    largest Σ over the released nodes of m², maximised level by level with the separation
-    enforced within each subtree but not across subtree boundaries: an upper bound, exact
-    when b = 1 or the steps 0, b, 2b, … attain it (the report says which)."""
+    largest Σ over the released nodes of m²: found exactly by ``_tree_search`` where it
+    fits in ``MAX_TREE_WORK``, else maximised level by level with the separation enforced
+    within each subtree but not across subtree boundaries: an upper bound, exact when
+    b = 1 or the steps 0, b, 2b, … attain it (the report says which)."""
     depth = tree_depth(steps)
     levels = steps.bit_length() if online else depth + 1
     count = participations(steps, times, separation)
