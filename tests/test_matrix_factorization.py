@@ -139,6 +139,19 @@ def test_tree_never_below_every_pattern(steps: int, times: int, separation: int,
     assert not found.exact or found.value**2 == pytest.approx(truth, rel=1e-12)
 
 
+def test_tree_without_separation_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """b = 1: the level-by-level maximisation is exact, and takes no search (which took
+    seconds for 128 steps and 3 participations)."""
+    from privspec.spec import strategies
+
+    def searched(*_: object) -> int:
+        raise AssertionError("searched")
+
+    monkeypatch.setattr(strategies, "_tree_search", searched)
+    found = strategies.tree_sensitivity.__wrapped__(128, 3, 1, True)
+    assert found.exact and round(found.value**2) == 62  # 62: the search's own value
+
+
 def test_tree_search_is_tighter_than_the_level_bound_for_gboard() -> None:
     found = tree_sensitivity(2000, 6, 314, online=True)
     assert found.exact and round(found.value**2) == 79 and "exact" in found.how
