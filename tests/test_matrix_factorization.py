@@ -494,3 +494,48 @@ def test_a_digest_already_read_does_not_admit_a_name_outside_the_folder(
     with pytest.raises(SpecError, match="relative to the spec's folder, inside it"):
         load_spec_text(MATRIX_SPEC.format(file=f"'{name}'", sha=sha, steps=9,
                                           participation="{once: {}}"), "<stdin>")
+
+
+@pytest.mark.parametrize("form", ["<f8", "<f8 fortran", "<f4", "<f4 fortran", "csv"])
+def test_both_readers_of_a_strategy_file_agree(tmp_path: Path, form: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .npy file in C or Fortran order, float64 or float32, or CSV: the evaluation's
+    numpy reading and the spec layer's pure-Python one (for a spec whose mechanism is
+    read without an evaluation) give the same columns, bit for bit, those of the
+    matrix."""
+    from privspec.spec import matrix_file
+    from privspec.spec.loader import load_spec
+    from privspec.spec.strategies import columns_of
+
+    matrix = toeplitz_matrix([1.0, 0.5, 0.25, 0.125], 7)
+    matrix[6, 2], matrix[3, 0] = 0.3, -2.0
+    if form == "csv":
+        file, sha = _write_strategy(tmp_path, matrix, "csv")
+    else:
+        typed = matrix.astype(form.split()[0])
+        np.save(tmp_path / "strategy.npy", np.asfortranarray(typed) if "fortran" in form
+                else typed)
+        file, sha = "strategy.npy", hashlib.sha256(
+            (tmp_path / "strategy.npy").read_bytes()).hexdigest()
+        matrix = typed.astype(np.float64)
+    spec_path = tmp_path / "mf.privspec.yaml"
+    spec_path.write_text(MATRIX_SPEC.format(file=file, sha=sha, steps=7,
+                                            participation="{once: {}}"), encoding="utf-8")
+    expected = columns_of(tuple(tuple(float(v) for v in row) for row in matrix))
+    found = []
+    for by_numpy in (True, False):
+        monkeypatch.setattr(matrix_file, "_CHECKED", {})
+        monkeypatch.setattr(matrix_file, "_LOADED", {})
+        spec = load_spec(spec_path)
+        if by_numpy:
+            from privspec.numerics.strategy_file import read_strategy_files
+
+            read_strategy_files(spec)
+        block = spec.mechanism.matrix_factorization
+        assert block is not None and block.strategy.matrix is not None
+        found.append(block.strategy.matrix.columns())
+    for columns in found:
+        assert (columns.squares, columns.first, columns.last) == (
+            expected.squares, expected.first, expected.last)
+        assert all(columns.gram(i, j) == expected.gram(i, j)
+                   for i in range(7) for j in range(i, 7))

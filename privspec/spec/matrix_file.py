@@ -44,6 +44,8 @@ _CHECKED: dict[str, StrategyFile] = {}
 _LOADED: dict[str, Columns] = {}
 _NPY_TYPES = {"<f8": "d", "<f4": "f"}
 
+#: Why a strategy file's shape cannot be used.
+NOT_SQUARE = "the strategy must be a square matrix, n rows of n values"
 #: Why a strategy's values cannot be used, checked in this order.
 NOT_FINITE = "every entry must be a finite number (no NaN or infinity)"
 NOT_LOWER = ("the strategy must be lower-triangular (step i's noise mixes only steps up "
@@ -144,7 +146,7 @@ def _npy_file(data: bytes) -> StrategyFile:
     if len(data) - start - length != rows * columns * itemsize:
         raise MatrixFileError("the .npy data do not have the size its header states")
     if rows != columns:
-        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
+        raise MatrixFileError(NOT_SQUARE)
     return StrategyFile(data, rows, start + length, kind, bool(fortran))
 
 
@@ -173,7 +175,7 @@ def _csv_file(data: bytes) -> StrategyFile:
     if len(lines) > MAX_MATRIX_STEPS:
         raise MatrixFileError(f"the matrix must be n × n with n ≤ {MAX_MATRIX_STEPS:,}{_BEYOND}")
     if not lines or any(line.count(b",") != len(lines) - 1 for line in lines):
-        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
+        raise MatrixFileError(NOT_SQUARE)
     return StrategyFile(data, len(lines))
 
 
@@ -195,10 +197,9 @@ def _numbers(line: str) -> list[float]:
 
 
 def _checked(rows: list[list[float]]) -> Matrix:
-    """The rows, once square, finite, lower-triangular and with a non-zero diagonal."""
+    """The rows (of a file whose shape is checked), once finite, lower-triangular and
+    with a non-zero diagonal."""
     size = len(rows)
-    if size == 0 or any(len(row) != size for row in rows):
-        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
     if not all(math.isfinite(value) for row in rows for value in row):
         raise MatrixFileError(NOT_FINITE)
     if any(row[j] != 0 for i, row in enumerate(rows) for j in range(i + 1, size)):
