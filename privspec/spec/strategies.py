@@ -129,10 +129,11 @@ def _tree_search(steps: int, count: int, separation: int, online: bool) -> int |
     ``MAX_TREE_WORK`` steps.
 
     With 2^H ≤ b < 2^(H+1), a node of height ≤ H spans at most 2^H ≤ b steps, any two of
-    them less than b apart, so it holds at most one participation: those nodes add, for each participation t, the number w(t)
-    of released ones holding t.  The higher nodes are unions of the blocks of 2^H steps,
-    each holding at most one participation, so they add Σ (occupied blocks under the
-    node)², which depends only on the set of occupied blocks.  Every set of at most
+    them less than b apart, so it holds at most one participation: those nodes add, for
+    each participation t, the number w(t) of released ones holding t.  The higher nodes
+    are unions of the blocks of 2^H steps, each holding at most one participation, so
+    they add Σ (occupied blocks under the node)², which depends only on the set of
+    occupied blocks.  Every set of at most
     ``count`` blocks is tried; within one, the best steps come from a pass over its
     blocks in order (the best total ending at each step of a block, from the best of the
     previous block at least b steps before)."""
