@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import privspec
 from privspec.spec.strategies import matrix_sensitivity, toeplitz_sensitivity, tree_sensitivity
@@ -111,6 +113,43 @@ def test_tree_search_equals_every_pattern_where_blocks_matter(
     truth = separated_square_sums(matrix.T @ matrix, times, separation)
     found = tree_sensitivity(steps, times, separation, online)
     assert found.exact and found.value**2 == pytest.approx(truth, rel=1e-12)
+
+
+def _patterns(steps: int, times: int, separation: int) -> int:
+    """How many patterns of 1 to ``times`` steps at least ``separation`` apart there are."""
+    return sum(math.comb(max(0, steps - (m - 1) * (separation - 1)), m)
+               for m in range(1, times + 1))
+
+
+@settings(max_examples=1000, derandomize=True)
+@given(steps=st.integers(1, 70), times=st.integers(1, 5), separation=st.integers(1, 40),
+       online=st.booleans())
+def test_tree_never_below_every_pattern(steps: int, times: int, separation: int,
+                                        online: bool) -> None:
+    """Padded or online trees, partial last blocks, b a power of 2 or not, b ≥ n, k above
+    the participations possible: Σ m² is never below the most a pattern attains (that
+    would be an optimistic claim), and equals it whenever it is said to be exact.  (k is
+    lowered until at most 20,000 patterns remain, for the brute force.)"""
+    while times > 1 and _patterns(steps, times, separation) > 20_000:
+        times -= 1
+    matrix = tree_matrix(steps, online)
+    truth = separated_square_sums(matrix.T @ matrix, times, separation)
+    found = tree_sensitivity(steps, times, separation, online)
+    assert round(found.value**2, 9) >= truth
+    assert not found.exact or found.value**2 == pytest.approx(truth, rel=1e-12)
+
+
+def test_tree_without_separation_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """b = 1: the level-by-level maximisation is exact, and takes no search (which took
+    seconds for 128 steps and 3 participations)."""
+    from privspec.spec import strategies
+
+    def searched(*_: object) -> int:
+        raise AssertionError("searched")
+
+    monkeypatch.setattr(strategies, "_tree_search", searched)
+    found = strategies.tree_sensitivity.__wrapped__(128, 3, 1, True)
+    assert found.exact and round(found.value**2) == 62  # 62: the search's own value
 
 
 def test_tree_search_is_tighter_than_the_level_bound_for_gboard() -> None:
@@ -438,3 +477,65 @@ def test_a_strategy_file_beyond_4000_steps_is_refused_saying_what_to_give_instea
     assert ("error: mechanism.matrix_factorization.strategy.matrix."
             "file: the array must be n × n with 1 ≤ n ≤ 4,000: a longer run's strategy is "
             "given by its banded_toeplitz coefficients, or the binary tree") in done.stderr
+
+
+@pytest.mark.parametrize("name", ["../strategy.npy", "/strategy.npy", "C:strategy.npy"])
+def test_a_digest_already_read_does_not_admit_a_name_outside_the_folder(
+        tmp_path: Path, name: str) -> None:
+    """A spec without a file (standard input, a string) names files in the working
+    directory: a name leaving it is refused even when another spec had the file read."""
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import load_spec, load_spec_text
+
+    file, sha = _write_strategy(tmp_path, toeplitz_matrix([1.0, 0.3, 0.2, 0.1], 9), "npy")
+    (tmp_path / "mf.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file=file, sha=sha, steps=9, participation="{once: {}}"), encoding="utf-8")
+    assert load_spec(tmp_path / "mf.privspec.yaml").mechanism is not None  # now cached
+    with pytest.raises(SpecError, match="relative to the spec's folder, inside it"):
+        load_spec_text(MATRIX_SPEC.format(file=f"'{name}'", sha=sha, steps=9,
+                                          participation="{once: {}}"), "<stdin>")
+
+
+@pytest.mark.parametrize("form", ["<f8", "<f8 fortran", "<f4", "<f4 fortran", "csv"])
+def test_both_readers_of_a_strategy_file_agree(tmp_path: Path, form: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .npy file in C or Fortran order, float64 or float32, or CSV: the evaluation's
+    numpy reading and the spec layer's pure-Python one (for a spec whose mechanism is
+    read without an evaluation) give the same columns, bit for bit, those of the
+    matrix."""
+    from privspec.spec import matrix_file
+    from privspec.spec.loader import load_spec
+    from privspec.spec.strategies import columns_of
+
+    matrix = toeplitz_matrix([1.0, 0.5, 0.25, 0.125], 7)
+    matrix[6, 2], matrix[3, 0] = 0.3, -2.0
+    if form == "csv":
+        file, sha = _write_strategy(tmp_path, matrix, "csv")
+    else:
+        typed = matrix.astype(form.split()[0])
+        np.save(tmp_path / "strategy.npy", np.asfortranarray(typed) if "fortran" in form
+                else typed)
+        file, sha = "strategy.npy", hashlib.sha256(
+            (tmp_path / "strategy.npy").read_bytes()).hexdigest()
+        matrix = typed.astype(np.float64)
+    spec_path = tmp_path / "mf.privspec.yaml"
+    spec_path.write_text(MATRIX_SPEC.format(file=file, sha=sha, steps=7,
+                                            participation="{once: {}}"), encoding="utf-8")
+    expected = columns_of(tuple(tuple(float(v) for v in row) for row in matrix))
+    found = []
+    for by_numpy in (True, False):
+        monkeypatch.setattr(matrix_file, "_CHECKED", {})
+        monkeypatch.setattr(matrix_file, "_LOADED", {})
+        spec = load_spec(spec_path)
+        if by_numpy:
+            from privspec.numerics.strategy_file import read_strategy_files
+
+            read_strategy_files(spec)
+        block = spec.mechanism.matrix_factorization
+        assert block is not None and block.strategy.matrix is not None
+        found.append(block.strategy.matrix.columns())
+    for columns in found:
+        assert (columns.squares, columns.first, columns.last) == (
+            expected.squares, expected.first, expected.last)
+        assert all(columns.gram(i, j) == expected.gram(i, j)
+                   for i in range(7) for j in range(i, 7))

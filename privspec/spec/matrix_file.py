@@ -44,6 +44,8 @@ _CHECKED: dict[str, StrategyFile] = {}
 _LOADED: dict[str, Columns] = {}
 _NPY_TYPES = {"<f8": "d", "<f4": "f"}
 
+#: Why a strategy file's shape cannot be used.
+NOT_SQUARE = "the strategy must be a square matrix, n rows of n values"
 #: Why a strategy's values cannot be used, checked in this order.
 NOT_FINITE = "every entry must be a finite number (no NaN or infinity)"
 NOT_LOWER = ("the strategy must be lower-triangular (step i's noise mixes only steps up "
@@ -74,9 +76,15 @@ def matrix_size(name: str, sha256: str, spec_file: str | None) -> int:
     without reading its values (``load_matrix`` does, at evaluation).  A file already
     read with that digest is not read again; its name is still held to the spec's
     folder."""
+    if sha256 in _LOADED or sha256 in _CHECKED:
+        located(name, spec_file, NOUN)
+    return checked_size(name, sha256, spec_file)
+
+
+def checked_size(name: str, sha256: str, spec_file: str | None = None) -> int:
+    """``matrix_size`` of a file validation checked (kept by its digest), without
+    holding its name to a folder again."""
     if sha256 in _LOADED:
-        if spec_file is not None:
-            located(name, spec_file, NOUN)
         return len(_LOADED[sha256].squares)
     return strategy_file(name, sha256, spec_file).size
 
@@ -87,8 +95,6 @@ def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile
     if sha256 not in _CHECKED:
         data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
         _CHECKED[sha256] = _npy_file(data) if data.startswith(b"\x93NUMPY") else _csv_file(data)
-    elif spec_file is not None:
-        located(name, spec_file, NOUN)
     return _CHECKED[sha256]
 
 
@@ -140,7 +146,7 @@ def _npy_file(data: bytes) -> StrategyFile:
     if len(data) - start - length != rows * columns * itemsize:
         raise MatrixFileError("the .npy data do not have the size its header states")
     if rows != columns:
-        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
+        raise MatrixFileError(NOT_SQUARE)
     return StrategyFile(data, rows, start + length, kind, bool(fortran))
 
 
@@ -169,7 +175,7 @@ def _csv_file(data: bytes) -> StrategyFile:
     if len(lines) > MAX_MATRIX_STEPS:
         raise MatrixFileError(f"the matrix must be n × n with n ≤ {MAX_MATRIX_STEPS:,}{_BEYOND}")
     if not lines or any(line.count(b",") != len(lines) - 1 for line in lines):
-        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
+        raise MatrixFileError(NOT_SQUARE)
     return StrategyFile(data, len(lines))
 
 
@@ -191,10 +197,9 @@ def _numbers(line: str) -> list[float]:
 
 
 def _checked(rows: list[list[float]]) -> Matrix:
-    """The rows, once square, finite, lower-triangular and with a non-zero diagonal."""
+    """The rows (of a file whose shape is checked), once finite, lower-triangular and
+    with a non-zero diagonal."""
     size = len(rows)
-    if size == 0 or any(len(row) != size for row in rows):
-        raise MatrixFileError("the strategy must be a square matrix, n rows of n values")
     if not all(math.isfinite(value) for row in rows for value in row):
         raise MatrixFileError(NOT_FINITE)
     if any(row[j] != 0 for i, row in enumerate(rows) for j in range(i + 1, size)):

@@ -29,7 +29,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-#: Most work (participations² × tree levels) the binary tree's maximisation may take.
+#: Most work the binary tree's maximisation may take (participations² × tree levels;
+#: the exact search's own estimate, ``_tree_search``, beyond which it is not tried).
 MAX_TREE_WORK = 2_000_000
 #: Most participation patterns enumerated for a banded strategy with more bands than
 #: the separation (beyond them, the triangle inequality's bound is stated instead).
@@ -74,9 +75,10 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
     ⌈log₂ n⌉ + 1 nodes of the padded tree and in at most ⌊log₂ n⌋ + 1 complete ones, the
     sensitivity of one participation (exact).  With k participations, a node holding m
     of them moves by m (CᵀC ≥ 0: all in one direction is the worst case), so sens² is the
-    largest Σ over the released nodes of m², maximised level by level with the separation
-    enforced within each subtree but not across subtree boundaries: an upper bound, exact
-    when b = 1 or the steps 0, b, 2b, … attain it (the report says which)."""
+    largest Σ over the released nodes of m²: found exactly by ``_tree_search`` where it
+    fits in ``MAX_TREE_WORK``, else maximised level by level with the separation enforced
+    within each subtree but not across subtree boundaries: an upper bound, exact when
+    b = 1 or the steps 0, b, 2b, … attain it (the report says which)."""
     depth = tree_depth(steps)
     levels = steps.bit_length() if online else depth + 1
     count = participations(steps, times, separation)
@@ -101,7 +103,8 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
                            for a in range(max(0, m - len(right) + 1), min(m, len(left) - 1) + 1))
                      for m in range(most + 1))
 
-    searched = _tree_search(steps, count, separation, online)
+    # (b = 1: the level-by-level maximisation relaxes nothing, and is far quicker)
+    searched = _tree_search(steps, count, separation, online) if separation > 1 else None
     if searched is not None:
         return Sensitivity(math.sqrt(searched), True,
                            f"the most that {count} participations at least {separation} "
@@ -125,11 +128,12 @@ def _tree_search(steps: int, count: int, separation: int, online: bool) -> int |
     at least ``separation`` = b apart, or None when the search would take more than
     ``MAX_TREE_WORK`` steps.
 
-    With 2^H ≤ b < 2^(H+1), a node of height ≤ H spans fewer than b steps, so it holds at
-    most one participation: those nodes add, for each participation t, the number w(t)
-    of released ones holding t.  The higher nodes are unions of the blocks of 2^H steps,
-    each holding at most one participation, so they add Σ (occupied blocks under the
-    node)², which depends only on the set of occupied blocks.  Every set of at most
+    With 2^H ≤ b < 2^(H+1), a node of height ≤ H spans at most 2^H ≤ b steps, any two of
+    them less than b apart, so it holds at most one participation: those nodes add, for
+    each participation t, the number w(t) of released ones holding t.  The higher nodes
+    are unions of the blocks of 2^H steps, each holding at most one participation, so
+    they add Σ (occupied blocks under the node)², which depends only on the set of
+    occupied blocks.  Every set of at most
     ``count`` blocks is tried; within one, the best steps come from a pass over its
     blocks in order (the best total ending at each step of a block, from the best of the
     previous block at least b steps before)."""

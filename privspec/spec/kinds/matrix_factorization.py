@@ -21,7 +21,7 @@ from privspec.spec.base import (
 )
 from privspec.spec.events import Event, GaussianEvent, RepeatedEvent, SampledEvent
 from privspec.spec.kind import Kind, Words
-from privspec.spec.matrix_file import MAX_MATRIX_STEPS, load_matrix, matrix_size
+from privspec.spec.matrix_file import MAX_MATRIX_STEPS, checked_size, load_matrix, matrix_size
 from privspec.spec.named_file import NamedFileError
 from privspec.spec.strategies import (
     MAX_TREE_WORK,
@@ -105,7 +105,7 @@ class MatrixFile(_Strict):
 
     def size(self) -> int:
         """n, for the n × n matrix (its file checked once a run, when validated)."""
-        return matrix_size(self.file, self.sha256, None)
+        return checked_size(self.file, self.sha256)
 
     def columns(self) -> Columns:
         """What the sensitivity needs of the matrix, each value checked
