@@ -447,7 +447,7 @@ def test_cyclic_sampling_of_a_strategy_file_is_refused_once_its_columns_are_read
 def test_a_strategy_of_more_than_2000_steps_is_read_within_the_memory_budget(
         tmp_path: Path) -> None:
     """2,048 steps (the cap was 2,000): the identity, one participation, μ = 1/2; with
-    the smallest memory budget (0.05 GiB: 31 MiB for a computation) its 36 MiB reading
+    the smallest memory budget (0.05 GiB: 31 MiB for a computation) its 68 MiB reading
     is refused where the file is named, saying what to change."""
     file, sha = _write_strategy(tmp_path, np.eye(2048), "npy")
     (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
@@ -458,7 +458,7 @@ def test_a_strategy_of_more_than_2000_steps_is_read_within_the_memory_budget(
     assert done.returncode == 2 and not (tmp_path / "bad.md").exists(), done.stderr
     assert ("bad.privspec.yaml:7:25: error: mechanism.matrix_factorization.strategy.matrix."
             "file: cannot evaluate: the strategy file: reading the 2,048 × 2,048 strategy "
-            "file takes about 36 MiB, more than the 31 MiB") in done.stderr
+            "file takes about 68 MiB, more than the 31 MiB") in done.stderr
     assert "accounting.memory_budget = 0.05 GiB: a larger budget" in done.stderr
 
 

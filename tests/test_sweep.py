@@ -280,3 +280,27 @@ def test_pool_workers_have_one_blas_thread_and_this_process_is_left_alone() -> N
         seen = pool.submit(os.getenv, "OPENBLAS_NUM_THREADS").result()
         assert pool.submit(os.getenv, "OMP_NUM_THREADS").result() == seen == "1"
     assert os.environ.get("OPENBLAS_NUM_THREADS") == before
+
+
+def test_a_strategy_file_is_found_beside_the_spec_from_any_folder(tmp_path: Path) -> None:
+    """The workers find a file the spec names beside the spec, not in the folder the sweep
+    was started from (every point was refused with "no such file")."""
+    import hashlib
+
+    import numpy as np
+
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    np.save(folder / "strategy.npy", np.eye(8))
+    digest = hashlib.sha256((folder / "strategy.npy").read_bytes()).hexdigest()
+    (folder / "mf.privspec.yaml").write_text(
+        "privspec: 1\ntitle: t\nunit: one user\nneighbouring: add-or-remove\nmechanism:\n"
+        "  matrix_factorization:\n"
+        f"    strategy: {{matrix: {{file: strategy.npy, sha256: '{digest}'}}}}\n"
+        "    steps: 8\n    noise_multiplier: 2\n    participation: {once: {}}\n",
+        encoding="utf-8")
+    done = _sweep(str(folder / "mf.privspec.yaml"), "--vary", "noise_multiplier=1,4",
+                  "--workers", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout.splitlines()[1:]
+    assert [row.split(",")[2:4] for row in rows] == [["ok", "1.0"], ["ok", "0.25"]], rows

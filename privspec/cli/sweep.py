@@ -78,7 +78,7 @@ def sweep(spec: SpecArgument, vary: Vary, output: Output = None, plot: Plot = No
 
         start_pool_server()
     data, threshold = _spec_data_or_exit(spec)
-    axes, grid = _grid_or_exit(data, vary, plot)
+    axes, grid = _grid_or_exit(spec, data, vary, plot)
     journal_path = journal or (output[0] + ".journal" if output else None)
     if resume and journal_path is None:
         raise fail("sweep", "--resume needs the journal: give --output or --journal")
@@ -133,8 +133,8 @@ def _spec_data_or_exit(spec: str) -> tuple[dict[str, Any], float]:
             model.report.regret_threshold)
 
 
-def _grid_or_exit(data: dict[str, Any], vary: Sequence[str], plot: Sequence[str]
-                  ) -> tuple[tuple[Axis, ...], list[Point]]:
+def _grid_or_exit(spec: str, data: dict[str, Any], vary: Sequence[str],
+                  plot: Sequence[str]) -> tuple[tuple[Axis, ...], list[Point]]:
     from privspec.workflows.sweep import SweepError, parse_axes, points
 
     try:
@@ -144,7 +144,7 @@ def _grid_or_exit(data: dict[str, Any], vary: Sequence[str], plot: Sequence[str]
     if plot and len(axes) > 2:
         raise fail("sweep", "--plot draws one or two varied fields; this sweep varies "
                    f"{len(axes)}")
-    return axes, points(data, axes, (OPTIONS.memory_budget, OPTIONS.time_budget))
+    return axes, points(data, axes, (OPTIONS.memory_budget, OPTIONS.time_budget), spec)
 
 
 def _rows_of(todo: Sequence[Point], workers: int | None,

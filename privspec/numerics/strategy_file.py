@@ -60,7 +60,7 @@ def _columns(file: StrategyFile, spec: Spec) -> Columns:
     """``Columns`` of the strategy in ``file``, its values checked."""
     size = file.size
     what = f"reading the {size:,} × {size:,} strategy file"
-    estimate = BYTES_PER_ENTRY * size * size
+    estimate = BYTES_PER_ENTRY * size * size + len(file.data)  # (the file's bytes held too)
     try:
         cost.require(estimate, what)
     except cost.CostError:

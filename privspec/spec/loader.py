@@ -81,8 +81,11 @@ def _conflict_errors(data: Any) -> list[ErrorDetails]:
             for path, message, value in conflicts_beside_field_errors(mechanism)]
 
 
-def load_spec_text(text: str, filename: str = "<string>") -> Spec:
-    """Parse and validate a spec given as text; ``filename`` names it in diagnostics.
+def load_spec_text(text: str, filename: str = "<string>", spec_file: str | None = None
+                   ) -> Spec:
+    """Parse and validate a spec given as text; ``filename`` names it in diagnostics,
+    and the files the spec names are found beside ``spec_file`` (by default
+    ``filename``, when it names a file; else the working directory).
 
     Raises :class:`SpecError` with every problem found.
     """
@@ -92,8 +95,9 @@ def load_spec_text(text: str, filename: str = "<string>") -> Spec:
     errors = _relation_errors(data)
     try:
         spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True,
-                                                  SPEC_FILE: None if filename.startswith("<")
-                                                  else filename})
+                                                  SPEC_FILE: spec_file or (
+                                                      None if filename.startswith("<")
+                                                      else filename)})
     except ValidationError as error:
         errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:
@@ -182,15 +186,17 @@ __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_t
            "load_yaml_text", "path_to_str", "position_of"]
 
 
-def spec_from_data(data: dict[str, Any], name: str = "<python>") -> Spec:
+def spec_from_data(data: dict[str, Any], name: str = "<python>",
+                   spec_file: str | None = None) -> Spec:
     """Validate spec data (as a YAML file would hold it) with the loader's diagnostics
-    (data nested deeper than a spec file may be is refused as such a file would be)."""
+    (data nested deeper than a spec file may be is refused as such a file would be);
+    the files it names are found beside ``spec_file`` (else the working directory)."""
     deepest, nodes = _size(data)
     if deepest > MAX_DEPTH:
         raise SpecError([Diagnostic(name, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)])
     if nodes > MAX_NODES:  # refused before it is written out as YAML (seconds)
         raise SpecError([Diagnostic(name, 1, 1, "", TOO_MANY_NODES, Code.IO_TOO_LARGE)])
-    return load_spec_text(dump_spec_data(data), name)
+    return load_spec_text(dump_spec_data(data), name, spec_file)
 
 
 def _size(data: Any) -> tuple[int, int]:

@@ -32,6 +32,9 @@ from dataclasses import dataclass
 #: Most work the binary tree's maximisation may take (participations² × tree levels;
 #: the exact search's own estimate, ``_tree_search``, beyond which it is not tried).
 MAX_TREE_WORK = 2_000_000
+#: What trying one set of blocks costs in the tree's exact search, beyond its steps and
+#: nodes (in the units of ``MAX_TREE_WORK``).
+SET_COST = 16
 #: Most participation patterns enumerated for a banded strategy with more bands than
 #: the separation (beyond them, the triangle inequality's bound is stated instead).
 MAX_PATTERNS = 20_000
@@ -143,7 +146,8 @@ def _tree_search(steps: int, count: int, separation: int, online: bool) -> int |
     depth = tree_depth(steps)
     work = steps * (height + 1)
     for m in range(1, count + 1):
-        work += math.comb(blocks, m) * m * block
+        # each set: a pass over its m blocks, its m blocks' ancestors, and its own cost
+        work += math.comb(blocks, m) * (m * (block + depth - height) + SET_COST)
         if work > MAX_TREE_WORK:
             return None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -49,12 +50,14 @@ class Axis:
 @dataclass(frozen=True)
 class Point:
     """One point of the grid: its index in grid order, the spec's data with the varied
-    values written in, those values, and the name ``--resume`` checks rows by."""
+    values written in, those values, the name ``--resume`` checks rows by, and the
+    spec file beside which the files it names are found (an absolute path)."""
 
     index: int
     data: dict[str, Any]
     values: tuple[float | int, ...]
     key: str
+    spec_file: str | None = None
 
 
 def _number(text: str, option: str) -> float:
@@ -141,10 +144,12 @@ def parse_axes(data: dict[str, Any], options: Sequence[str]) -> tuple[Axis, ...]
 
 
 def points(data: dict[str, Any], axes: Sequence[Axis],
-           budgets: tuple[float | None, float | None]) -> list[Point]:
+           budgets: tuple[float | None, float | None],
+           spec_file: str | None = None) -> list[Point]:
     """The grid's points in grid order (the first axis slowest), each named by a SHA-256
     of its data, the budgets and what the report cache adds (privspec's version and
-    sources, the numerical stack's versions)."""
+    sources, the numerical stack's versions); the files the spec names are found beside
+    ``spec_file`` wherever a point is evaluated (a worker may run elsewhere)."""
     from privspec.report.store import entry_name
 
     out = []
@@ -153,7 +158,8 @@ def points(data: dict[str, Any], axes: Sequence[Axis],
         for axis, value in zip(axes, values, strict=True):
             edited = with_value(edited, axis.knob.path, value)
         key = entry_name({"sweep point": edited, "budgets": list(budgets)})
-        out.append(Point(index, edited, values, key))
+        out.append(Point(index, edited, values, key,
+                         None if spec_file is None else os.path.abspath(spec_file)))
     return out
 
 
@@ -166,7 +172,7 @@ def evaluate_point(point: Point, budgets: tuple[float | None, float | None],
     from privspec.spec.loader import spec_from_data
 
     try:
-        spec = spec_from_data(point.data, "<sweep point>")
+        spec = spec_from_data(point.data, "<sweep point>", point.spec_file)
         report = evaluate(spec, cache=cache, memory_budget=budgets[0], time_budget=budgets[1])
     except SpecError as error:  # the spec does not allow these values
         return row(point, None, "; ".join(f"{d.path}: {d.message}" for d in error.diagnostics))
