@@ -72,16 +72,21 @@ def group_rows(spec: Spec, report: Report, cache: bool,
     """The guarantee for groups of ``group_sizes`` of the unit's records: ``spec``
     evaluated (through the cache, with the same budgets ``options``) with
     records_per_unit set to each size at ``report``'s discretization, so that each row
-    takes the route the report would for that size; the last row is ``report``'s."""
+    takes the route the report would for that size; the last row is ``report``'s.  The
+    rows share one time budget, split evenly (a row above its share is coarsened or
+    bounded, as any evaluation), so that the table costs at most what the report did."""
     from privspec.report.model import GroupRow
 
     accounting = spec.accounting.model_copy(
         update={"discretization": report.accounting.discretization})
+    sizes = group_sizes(spec.records_per_unit)
+    shared = {**options, "time_budget": options.get("time_budget", accounting.time_budget)
+              / max(1, len(sizes) - 1)}
     rows = []
-    for size in group_sizes(spec.records_per_unit):
+    for size in sizes:
         evaluated = report if size == spec.records_per_unit else evaluate(
             spec.model_copy(update={"records_per_unit": size, "accounting": accounting}),
-            cache=cache, groups=False, **options)
+            cache=cache, groups=False, **shared)
         rows.append(GroupRow(size=size, mu=evaluated.gdp.mu,
                              epsilon=evaluated.epsilons[0].epsilon))
     return rows
