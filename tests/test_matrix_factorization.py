@@ -363,3 +363,11 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
              f"mechanism.matrix_factorization.strategy.matrix.{field}")
     assert f"{where}:" in line and says in line, line
     assert ":8:" in line if field == "steps" else ":7:" in line
+
+
+def test_a_thousand_overlapping_participations_are_bounded_not_a_recursion_error() -> None:
+    """BandMF, 2 bands, 1,000 participations 1 step apart: the pattern search recursed
+    once a participation (RecursionError, a traceback from privspec render)."""
+    found = toeplitz_sensitivity((1.0, 0.5), 1000, 1000, 1)
+    assert not found.exact and "triangle inequality" in found.how
+    assert found.value == pytest.approx(math.sqrt(1.25) * 999 + 1.0, rel=1e-12)
