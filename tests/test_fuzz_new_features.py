@@ -96,7 +96,7 @@ def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 def mutated_specs(draw: st.DrawFn) -> dict[str, Any]:
     """A valid spec of a new feature with one to three of its values, keys or
     sub-trees replaced by hostile ones."""
-    data = copy.deepcopy(draw(st.sampled_from(BASES)))
+    data: dict[str, Any] = copy.deepcopy(draw(st.sampled_from(BASES)))
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(_paths(data)[1:]))
         parent = data
@@ -247,9 +247,9 @@ def test_score_files_give_scores_or_located_problems(file: tuple[str, bytes]) ->
         assert values.ndim == 1 and np.isfinite(values).all()
 
 
-def _problem(name: str, data: bytes, columns: audit.Columns = audit.Columns()) -> str:
+def _problem(name: str, data: bytes) -> str:
     with pytest.raises(SpecError) as caught:
-        audit.parsed_scores(name, data, "0" * 64, columns)
+        audit.parsed_scores(name, data, "0" * 64, audit.Columns())
     return "\n".join(f"{d.line}:{d.column}: {d.path}: {d.message} [{d.code}]"
                      for d in caught.value.diagnostics)
 
