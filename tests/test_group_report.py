@@ -132,6 +132,26 @@ def test_group_sizes_are_powers_of_two_and_k() -> None:
     assert group_sizes(8) == [1, 2, 4, 8]
 
 
+def test_the_group_table_shares_the_reports_time_budget(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """records_per_unit: 1000 evaluated 10 group rows, each with the whole time budget
+    (a mixture of 64 Gaussians alone took 40 s): the rows split one budget between them."""
+    from privspec.report import evaluation
+
+    budgets: list[float] = []
+    original = evaluation._evaluated
+
+    def recording(model: Spec) -> Any:
+        budgets.append(model.accounting.time_budget)
+        return original(model)
+
+    monkeypatch.setattr(evaluation, "_evaluated", recording)
+    report = _evaluate(_spec(_GAUSSIAN, records_per_unit=1000,
+                             accounting={"time_budget": 30}))
+    assert len(report.groups) == 11 and len(budgets) == 10  # the last row is the report
+    assert sum(budgets) <= 30 * (1 + 1e-12)
+
+
 def test_the_group_table_evaluates_each_size_by_the_same_route() -> None:
     report = _evaluate(_spec(_DPSGD, records_per_unit=5))
     assert [row.size for row in report.groups] == [1, 2, 4, 5]

@@ -539,3 +539,11 @@ def test_both_readers_of_a_strategy_file_agree(tmp_path: Path, form: str,
             expected.squares, expected.first, expected.last)
         assert all(columns.gram(i, j) == expected.gram(i, j)
                    for i in range(7) for j in range(i, 7))
+
+
+def test_a_thousand_overlapping_participations_are_bounded_not_a_recursion_error() -> None:
+    """BandMF, 2 bands, 1,000 participations 1 step apart: the pattern search recursed
+    once a participation (RecursionError, a traceback from privspec render)."""
+    found = toeplitz_sensitivity((1.0, 0.5), 1000, 1000, 1)
+    assert not found.exact and "triangle inequality" in found.how
+    assert found.value == pytest.approx(math.sqrt(1.25) * 999 + 1.0, rel=1e-12)

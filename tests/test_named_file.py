@@ -4,6 +4,7 @@ reader refuses every name that leaves the spec's folder, and every file it canno
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,14 @@ def test_a_file_that_cannot_be_read_is_refused(spec: str, name: str, limit: int,
                                                message: str) -> None:
     error = _refusal(name, spec, limit=limit)
     assert error.about == "name" and error.code == code and str(error) == message
+
+
+def test_a_pipe_is_refused_instead_of_waiting_for_a_writer(spec: str) -> None:
+    """A named pipe beside the spec: reading it waited for a writer for ever."""
+    os.mkfifo(Path(spec).parent / "pipe.csv")
+    error = _refusal("pipe.csv", spec)
+    assert error.code == Code.IO_UNREADABLE
+    assert str(error) == "is not a regular file (a pipe or a device), not a test file"
 
 
 def test_a_file_with_another_digest_is_refused_at_its_sha256(spec: str) -> None:

@@ -177,15 +177,20 @@ def refuse_loss_above_range(loss: float) -> None:
 
 #: Estimated seconds per grid point where dp-accounting builds a release itself.
 LIBRARY_SECONDS_PER_GRID_POINT = 2e-6
+#: Estimated seconds per grid point of a mixture of Gaussians, whose privacy losses
+#: dp-accounting inverts point by point by bisection (measured: 1e-4 s a point on 2 cores
+#: shared three ways, at 1 to 300 records a unit; a laptop's third of it, rounded up).
+MIXTURE_SECONDS_PER_GRID_POINT = 4e-5
 
 
-def _check_library_grid(loss: Any, discretization: float) -> None:
+def _check_library_grid(loss: Any, discretization: float, *,
+                        seconds_per_point: float = LIBRARY_SECONDS_PER_GRID_POINT) -> None:
     """Before dp-accounting builds the PLD of ``loss`` itself: its grid is not cut at
     ±``MAX_LOSS`` (``RangeError`` beyond), and must fit both budgets."""
     bounds = loss.connect_dots_bounds()
     refuse_loss_above_range(max(bounds.epsilon_upper, -bounds.epsilon_lower))
     check_grid(*_grid_range(bounds, discretization), discretization,
-               seconds_per_point=LIBRARY_SECONDS_PER_GRID_POINT)
+               seconds_per_point=seconds_per_point)
 
 
 def check_grid(lower: int, upper: int, discretization: float, *,
@@ -339,7 +344,8 @@ def mixture_gaussian_pld(standard_deviation: float, records: int, rate: float, *
     for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD):
         _check_library_grid(plm.MixtureGaussianPrivacyLoss(
             standard_deviation, sensitivities, weights, adjacency_type=adjacency,
-            log_mass_truncation_bound=log_tail_mass), discretization)
+            log_mass_truncation_bound=log_tail_mass), discretization,
+            seconds_per_point=MIXTURE_SECONDS_PER_GRID_POINT)
     return plds.from_mixture_gaussian_mechanism(
         standard_deviation, sensitivities, weights, pessimistic_estimate=True,
         value_discretization_interval=discretization, log_mass_truncation_bound=log_tail_mass,

@@ -134,12 +134,17 @@ def _group_rows(model: Spec, report: Report) -> list[GroupRow]:
     """The group table of a unit whose sizes are different mechanisms (each release's
     sensitivity scaled, or a mixture, or no composition to share): ``model`` evaluated
     with records_per_unit set to each of ``group_sizes`` at ``report``'s discretization,
-    each within the budgets of its own, so that each row is what the report would say
-    for that size; the last row is ``report``'s."""
+    so that each row is what the report would say for that size; the last row is
+    ``report``'s.  The rows share one time budget, split evenly (a row above its share
+    is coarsened or bounded, as any evaluation), so that the table costs at most what
+    the report did."""
+    sizes = group_sizes(model.records_per_unit)
+    shared = model.accounting.model_copy(
+        update={"time_budget": model.accounting.time_budget / max(1, len(sizes) - 1)})
     rows = []
-    for size in group_sizes(model.records_per_unit):
+    for size in sizes:
         evaluated = report if size == model.records_per_unit else _evaluated(
-            _at(model.model_copy(update={"records_per_unit": size}),
+            _at(model.model_copy(update={"records_per_unit": size, "accounting": shared}),
                 report.accounting.discretization))
         rows.append(GroupRow(size=size, mu=evaluated.gdp.mu,
                              epsilon=evaluated.epsilons[0].epsilon))

@@ -65,6 +65,9 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
             raise NamedFileError(f"is a directory, not a {noun}", code=Code.IO_IS_A_DIRECTORY)
+        if not stat.S_ISREG(info.st_mode):  # a pipe would wait for a writer, a device not end
+            raise NamedFileError(f"is not a regular file (a pipe or a device), not a {noun}",
+                                 code=Code.IO_UNREADABLE)
         if info.st_size > limit:
             raise NamedFileError(_too_large(limit, noun), code=Code.IO_TOO_LARGE)
         with open(path, "rb") as handle:

@@ -341,7 +341,9 @@ def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separ
     Σ_{i,j∈π} |G_ij| (``gram(i, j)``, i ≤ j), and whether that pattern's entries are all
     non-negative; None when more than ``MAX_PATTERNS`` patterns or ``MAX_GRAM_WORK``
     terms would be needed."""
-    if work > MAX_GRAM_WORK:
+    # (the search recurses once a participation; with count ≥ 3 steps on the grid 0, b,
+    # 2b, …, its C(count, 3) patterns of three alone are more than it may enumerate)
+    if work > MAX_GRAM_WORK or math.comb(count, 3) > MAX_PATTERNS:
         return None
     cache: dict[tuple[int, int], float] = {}
 

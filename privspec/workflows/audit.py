@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 #: The largest score file read, and the most scores in it.
 MAX_SCORE_FILE_BYTES = 2_000_000_000
 MAX_SCORES = 50_000_000
+#: Bytes of an .npy array's header, at most (NumPy pads it to a multiple of 64).
+NPY_HEADER_BYTES = 65_536
 #: Problems listed one by one before a count of the rest.
 MAX_LISTED = 10
 #: Keys of JSON and NPZ score files in the member/non-member form.
@@ -218,7 +220,7 @@ def _plain_csv(text: str, width: int, at_score: int, at_label: int
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     lines = text.count("\n") + (not text.endswith("\n")) - 1  # after the header
-    if ('"' in text or "\r" in text or "\x00" in text
+    if ('"' in text or "\r" in text or "\x00" in text or lines < 1  # (numpy warns of none)
             or text.count(",") != (width - 1) * (lines + 1)):
         return None
     try:
@@ -296,11 +298,14 @@ def _cell_column(raw: str, cells: list[str], index: int) -> int:
 def _from_json(path: str, text: str, columns: Columns) -> tuple[FloatArray, FloatArray]:
     """Members' and non-members' scores from ``{"in": [...], "out": [...]}`` or
     ``{SCORE: [...], LABEL: [...]}``."""
-    try:
-        data = json.loads(text, parse_constant=lambda name: name)
+    try:  # integers as floats: a 5,000-digit one is infinite, not Python's ValueError
+        data = json.loads(text, parse_constant=lambda name: name, parse_int=float)
     except json.JSONDecodeError as error:
         raise SpecError([_problem(path, error.lineno, error.colno, "",
                                   f"invalid JSON: {error.msg}")]) from None
+    except RecursionError:
+        raise SpecError([_problem(path, 1, 1, "", "invalid JSON: lists or objects nested "
+                                  "too deeply (a score file's lists hold numbers)")]) from None
     if isinstance(data, dict) and MEMBERS_KEY in data and NON_MEMBERS_KEY in data:
         members = _json_scores(path, text, data, MEMBERS_KEY)
         return members, _json_scores(path, text, data, NON_MEMBERS_KEY)
@@ -350,7 +355,7 @@ def _json_problem(path: str, text: str, key: str, index: int | None, message: st
 def _json_item_offset(text: str, key: str, index: int | None) -> int:
     """Where item ``index`` of the top-level list ``key`` starts in ``text`` (where the
     key's value starts when ``index`` is None; 0 when it cannot be found)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=float)
     quoted = json.dumps(key)
     start = text.find(quoted)
     while start >= 0:
@@ -372,7 +377,7 @@ def _json_item_offset(text: str, key: str, index: int | None) -> int:
         item_start = position
         try:
             _, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return item_start
     return item_start
 
@@ -384,8 +389,14 @@ def _from_npz(path: str, data: bytes, columns: Columns) -> tuple[FloatArray, Flo
     and membership columns, of an NPZ file (never unpickled)."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
+            names = sorted(archive.files)
+            # (only the arrays the audit reads are unpacked, each once its size is known)
+            wanted = [name for name in (MEMBERS_KEY, NON_MEMBERS_KEY, columns.score,
+                                        columns.label) if name in names]
+            for name in wanted:
+                _refuse_unpacked_size(path, name, archive.zip.getinfo(f"{name}.npy"))
+            arrays = {name: archive[name] for name in wanted}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, KeyError) as error:
         raise SpecError([_problem(path, 1, 1, "", f"not an NPZ file of plain numeric arrays "
                                   f"({error})")]) from None
     if MEMBERS_KEY in arrays and NON_MEMBERS_KEY in arrays:
@@ -405,13 +416,24 @@ def _from_npz(path: str, data: bytes, columns: Columns) -> tuple[FloatArray, Flo
         return scores[labels == 1], scores[labels == 0]
     raise SpecError([_problem(path, 1, 1, "", f"an NPZ score file holds arrays "
                               f"{MEMBERS_KEY!r} and {NON_MEMBERS_KEY!r}, or {columns.score!r} "
-                              f"and {columns.label!r}; it has {sorted(arrays)}")])
+                              f"and {columns.label!r}; it has {names}")])
+
+
+def _refuse_unpacked_size(path: str, name: str, info: zipfile.ZipInfo) -> None:
+    """An array that unpacks to more than ``MAX_SCORES`` doubles (a small file may unpack
+    to gigabytes) is refused before it is unpacked."""
+    if info.file_size > MAX_SCORES * 8 + NPY_HEADER_BYTES:
+        raise SpecError([Diagnostic(path, 1, 1, name, f"unpacks to {info.file_size:,} bytes, "
+                                    f"more than {MAX_SCORES:,} scores", Code.IO_TOO_LARGE)])
 
 
 def _npz_scores(path: str, arrays: dict[str, np.ndarray], key: str) -> FloatArray:
     values = np.asarray(arrays[key])
     if values.dtype.kind not in "iuf":
         raise SpecError([_problem(path, 1, 1, key, f"an array of numbers, not {values.dtype}")])
+    if sum(length > 1 for length in values.shape) > 1:
+        raise SpecError([_problem(path, 1, 1, key, f"a list of scores (a 1-D array), not an "
+                                  f"array of shape {values.shape}")])
     scores, bad = _as_scores(values.ravel())
     if bad.size:
         raise _refuse([_problem(path, 1, 1, f"{key}[{i}]", "a score is a finite number (no "

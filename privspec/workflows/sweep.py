@@ -92,7 +92,9 @@ def _spaced(values: str, option: str) -> list[float]:
         spaced = [10 ** (low + (high - low) * i / max(count - 1, 1)) for i in range(count)]
         spaced[0], spaced[-1] = start, stop
     else:
-        spaced = [start + (stop - start) * i / max(count - 1, 1) for i in range(count)]
+        # (weights, not STOP − START: that overflows to ∞ for lin:-1e308:1e308:3)
+        spaced = [start * (1 - i / max(count - 1, 1)) + stop * (i / max(count - 1, 1))
+                  for i in range(count)]
         spaced[-1] = stop
     return [float(f"{value:.12g}") for value in spaced]
 
