@@ -37,6 +37,7 @@ PRIVSPEC_MADE = {
     "label", "figlabel", "figure_label",  # LaTeX labels: ASCII letters, digits and '-'
     "report.neighbouring",  # one of three names (the model's Literal)
     "report.spec_sha256",  # hexadecimal
+    "report.exact_accounting",  # one of two fixed sentences (Report.exact_accounting)
     "svg", "risk_svg", "audit_svg",  # the HTML page's figures, drawn by privspec.report.figures
     "files[]",  # a Markdown figure link: percent-encoded by render._link
 }
