@@ -277,3 +277,19 @@ def test_numbers_moving_against_the_verdict_are_named(
     assert "**Privacy got stronger.** μ is now finite: 0.5 (there was no finite μ)" in out
     assert "Not every number moved the same way: ε at δ = 10⁻⁵" in out
     assert "Spec changes: `mechanism` {approximate\\_dp: {epsilon: 1, delta: 10⁻⁶}} → " in out
+
+
+@pytest.mark.parametrize(("extra", "others"), [("", "record"),
+                                               ("unit_level: true\n", "unit"),
+                                               ("records_per_unit: 3\n", "unit's records")])
+def test_the_risk_rows_say_what_the_attacker_knows_of_the_unit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, others: str) -> None:
+    """As the report does: every other record, unit (sampled and bounded as one) or
+    unit's records (the diff said "record" whoever was protected)."""
+    old, new = tmp_path / "old.privspec.yaml", tmp_path / "new.privspec.yaml"
+    risk = "risk:\n  - membership: {fpr: 1e-3}\n"
+    old.write_text(dpsgd_spec(1.1, steps=100) + extra + risk, encoding="utf-8")
+    new.write_text(dpsgd_spec(1.2, steps=100) + extra + risk, encoding="utf-8")
+    assert main(["diff", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert f"What an attacker who knows every other {others} can do" in out

@@ -47,6 +47,12 @@ def protected_unit(unit: str, records: int, unit_level: bool) -> str:
     return f"{unit} (sampled and bounded as one)" if unit_level else unit
 
 
+def attacker_knows(records: int, unit_level: bool) -> str:
+    """What the attacker of a bound knows of everyone else, as the reports word it: every
+    other "record", "unit" (sampled and bounded as one) or "unit's records"."""
+    return "unit's records" if records > 1 else "unit" if unit_level else "record"
+
+
 def for_whom(unit: str, records: int, unit_level: bool) -> str:
     """" for UNIT with up to k records" (``protected_unit``) after a figure, when the unit
     is not one record of the mechanism; nothing when it is."""

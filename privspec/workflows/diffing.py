@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from privspec.report import formatting as fmt
 from privspec.report.escaping import capfirst, escape_markdown, markdown_code
 from privspec.spec.diagnostics import escape_github_data, escape_github_property
-from privspec.spec.group import protected_unit
+from privspec.spec.group import attacker_knows, protected_unit
 from privspec.spec.loader import path_to_str
 from privspec.spec.models import with_figures
 from privspec.workflows.budget import Limit, stating
@@ -100,6 +100,9 @@ class SpecDiff(_Frozen):
     changes: list[FieldChange] = Field(description="Spec fields that differ.")
     contrary: list[str] = Field(description="Labels of rows that moved against the verdict "
                                 "(e.g. ε at one δ grew while μ fell).")
+    others: str = Field("record", description="What the attacker of the risk rows knows of "
+                        "everyone else, for the new version: every other 'record', 'unit' "
+                        "or \"unit's records\".")
 
 
 # --- reading specs at a git revision -------------------------------------------
@@ -423,7 +426,8 @@ def diff_reports(before_spec: Spec, after_spec: Spec, before: Report, after: Rep
                     verdict=verdict, comparable=comparable, warnings=warnings,
                     summary=_summary(verdict, rows, comparable), rows=rows, tradeoff=tradeoff,
                     risk=risk, changes=spec_changes(before_spec, after_spec),
-                    contrary=contrary)
+                    contrary=contrary,
+                    others=attacker_knows(after_spec.records_per_unit, after_spec.unit_level))
 
 
 def aligned(before: Spec, after: Spec, limits: Sequence[Limit] = ()) -> tuple[Spec, Spec]:
