@@ -100,6 +100,21 @@ def test_columns_are_named_by_options(spec: Path, tmp_path: Path,
                 "--label-column", "in_training")[0] == 0
 
 
+def test_a_column_named_twice_is_refused_not_guessed(spec: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Two columns named 'score' (a join's leftover): the first was read, silently."""
+    members, non_members = _scores(1.0, 100)
+    lines = ["score,score,member", *(f"{x},0,1" for x in members),
+             *(f"{x},0,0" for x in non_members)]
+    scores = tmp_path / "twice.csv"
+    scores.write_text("\n".join(lines), encoding="utf-8")
+    code, _, err = _run(capsys, "audit", spec, "--scores", scores)
+    assert code == 2
+    assert err.splitlines() == [
+        f"{scores}:1:1: error: the header names 'score' 2 times: name each column once, or "
+        "choose others with --score-column and --label-column [scores/invalid]"]
+
+
 def test_plain_and_quoted_csv_read_the_same(tmp_path: Path) -> None:
     """numpy's parser reads plain files; quotes, CRLF or ragged lines go row by row."""
     from privspec.workflows.audit import read_scores

@@ -353,7 +353,7 @@ def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kin
 
 
 #: Bad files whose digest and shape are right: refused by the evaluation, not validation.
-BAD_VALUES = ("upper", "nan", "zero", "word")
+BAD_VALUES = ("upper", "nan", "zero", "word", "underscore")
 
 
 def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
@@ -375,6 +375,7 @@ def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[s
     ("text", "file", "numbers only"),
     ("zero", "file", "the diagonal must have no 0"),
     ("word", "file", "numbers only"),
+    ("underscore", "file", "numbers only"),  # Python reads '1_0' as 10; CSV does not
 ])
 def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: str,
                                                         field: str, says: str) -> None:
@@ -388,10 +389,11 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
     folder = tmp_path / "specs"
     folder.mkdir()
     file, sha = _write_strategy(folder, matrix, "csv")
-    if change in ("text", "word"):  # a header line; a word in the last line
+    if change in ("text", "word", "underscore"):  # a header line; a word in the last line
         text = (folder / file).read_text(encoding="utf-8")
         (folder / file).write_text("a,b\n1,0\n" if change == "text" else
-                                   text[:-4] + "one\n", encoding="utf-8")
+                                   text[:-4] + ("one\n" if change == "word" else "1_0\n"),
+                                   encoding="utf-8")
         sha = hashlib.sha256((folder / file).read_bytes()).hexdigest()
     if change == "sha":
         sha = "0" * 64
@@ -547,3 +549,21 @@ def test_a_thousand_overlapping_participations_are_bounded_not_a_recursion_error
     found = toeplitz_sensitivity((1.0, 0.5), 1000, 1000, 1)
     assert not found.exact and "triangle inequality" in found.how
     assert found.value == pytest.approx(math.sqrt(1.25) * 999 + 1.0, rel=1e-12)
+
+
+def test_a_csv_strategy_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> None:
+    """Spreadsheets write a UTF-8 byte-order mark before CSV text: it is skipped (it made
+    the first value "not a number")."""
+    matrix = toeplitz_matrix([1.0, 0.5], 6)
+    file, sha = _write_strategy(tmp_path, matrix, "csv")
+    plain = tmp_path / "plain.privspec.yaml"
+    plain.write_text(MATRIX_SPEC.format(file=file, sha=sha, steps=6,
+                                        participation="{once: {}}"), encoding="utf-8")
+    marked = tmp_path / "marked.csv"
+    marked.write_bytes(b"\xef\xbb\xbf" + (tmp_path / file).read_bytes())
+    spec = tmp_path / "marked.privspec.yaml"
+    spec.write_text(MATRIX_SPEC.format(
+        file="marked.csv", sha=hashlib.sha256(marked.read_bytes()).hexdigest(), steps=6,
+        participation="{once: {}}"), encoding="utf-8")
+    assert privspec.evaluate(str(spec), cache=False).gdp.mu == privspec.evaluate(
+        str(plain), cache=False).gdp.mu

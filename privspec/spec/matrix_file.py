@@ -163,8 +163,10 @@ def _npy_rows(file: StrategyFile) -> list[list[float]]:
 
 
 def _csv_file(data: bytes) -> StrategyFile:
-    """A CSV file of n lines of n comma-separated fields (blank lines skipped), UTF-8;
-    its fields are read as numbers by ``csv_values``."""
+    """A CSV file of n lines of n comma-separated fields (blank lines skipped), UTF-8
+    (a byte-order mark, as spreadsheets write, is skipped); its fields are read as
+    numbers by ``csv_values``."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -188,8 +190,10 @@ def csv_values(file: StrategyFile) -> Iterator[list[float]]:
 
 
 def _numbers(line: str) -> list[float]:
-    """The numbers of one CSV line."""
+    """The numbers of one CSV line (as CSV writes them: Python's '1_000' is not one)."""
     try:
+        if "_" in line:
+            raise ValueError(line)
         return [float(value) for value in line.split(",")]
     except ValueError:
         raise MatrixFileError("a CSV strategy holds numbers only, separated by commas, "

@@ -194,6 +194,13 @@ def _from_csv(path: str, text: str, columns: Columns) -> tuple[FloatArray, Float
                                   f"(it has {', '.join(repr(h) for h in header)}); name the "
                                   "columns with --score-column and --label-column")
                          for name in missing])
+    twice = [name for name in dict.fromkeys((columns.score, columns.label))
+             if header.count(name) > 1]
+    if twice:  # which of them holds the scores would be a guess
+        raise SpecError([_problem(path, 1, 1, "", f"the header names {name!r} "
+                                  f"{header.count(name)} times: name each column once, or "
+                                  "choose others with --score-column and --label-column")
+                         for name in twice])
     at_score, at_label = header.index(columns.score), header.index(columns.label)
     plain = _plain_csv(text, len(header), at_score, at_label)
     if plain is not None:
