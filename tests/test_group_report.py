@@ -360,3 +360,16 @@ def test_jax_privacy_examples_per_user_and_user_level_sampling(
     err = capsys.readouterr().err
     assert code == 2 and "--unit-level" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_the_group_table_says_how_its_rows_were_found() -> None:
+    """By group privacy the rows come from one composed curve, not from the spec evaluated
+    at each size (the sentence said the latter for every route)."""
+    by_group = _evaluate(_spec({"repeat": {"count": 10, "mechanism": _SAMPLED_LAPLACE}},
+                               records_per_unit=4))
+    assert by_group.unit_routes == ["group-privacy"]
+    assert "by f-DP group privacy on the one composed curve" in render(by_group, "markdown")
+    by_size = _evaluate(_spec(_DPSGD, records_per_unit=4))
+    assert by_size.unit_routes != ["group-privacy"]
+    text = render(by_size, "markdown")
+    assert "records\\_per\\_unit set to each size" in text and "group privacy on" not in text

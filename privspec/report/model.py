@@ -339,6 +339,18 @@ class Report(_Frozen):
         return data
 
     @property
+    def group_method(self) -> str:
+        """How the group table's rows were found, in plain words (each format escapes
+        them): from one record's composed curve by group privacy, or the spec evaluated
+        at each size."""
+        if "group-privacy" in self.unit_routes:
+            return ("each row by f-DP group privacy on the one composed curve of one "
+                    "record, as the report's own figures (docs/math.md §8)")
+        return ("the spec evaluated with records_per_unit set to each size, by the same "
+                "accounting at the report's discretization (a row beyond its share of the "
+                "time budget coarser, or a closed-form bound: both pessimistic)")
+
+    @property
     def exact_accounting(self) -> str | None:
         """What the accounting sentence says when nothing was discretized, truncated or
         composed numerically (of one record's curve, when a unit's curve was iterated from
