@@ -8,11 +8,11 @@ pessimistic, said in a caveat), or the closed-form bound when no grid fits.
 
 from __future__ import annotations
 
-import functools
-import json
+import contextlib
 import math
 import os
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -75,19 +75,14 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any],
         accounting = given.accounting.model_copy(update=overrides)
         model = given.model_copy(update={"accounting": accounting})
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"), \
-                cost.budget(computation_bytes(model.accounting.memory_budget),
-                            model.accounting.time_budget):
-            # Overflow to ±∞ and 0·∞ are handled where they occur; numpy's and
-            # dp-accounting's RuntimeWarnings about them would only alarm the reader.
-            warnings.simplefilter("ignore", RuntimeWarning)
+        with _within_budgets(model):
             read_strategy_files(model)
             report = _within_budget(model, path, spec_path, groups)
-            shuffled = _shuffled_caveat(model, report)
-            if shuffled is not None:
-                report = report.model_copy(update={"warnings": [shuffled, *report.warnings]})
         if groups and model.records_per_unit > 1 and not report.groups:
             report = report.model_copy(update={"groups": _group_rows(model, report)})
+        shuffled = _shuffled_caveat(model, report)
+        if shuffled is not None:
+            report = report.model_copy(update={"warnings": [shuffled, *report.warnings]})
         # The hash names the spec as given, whatever grid or budget evaluated it.
         return report.model_copy(update={"spec_sha256": spec_sha256(given)})
     except PrivspecError:
@@ -151,12 +146,21 @@ def _group_rows(model: Spec, report: Report) -> list[GroupRow]:
     return rows
 
 
-def _evaluated(model: Spec) -> Report:
-    """``model``'s report (without its group table), within its own budgets."""
+@contextlib.contextmanager
+def _within_budgets(model: Spec) -> Iterator[None]:
+    """A computation held to ``model``'s memory and time budgets.  Overflow to ±∞ and
+    0·∞ are handled where they occur; numpy's and dp-accounting's RuntimeWarnings about
+    them would only alarm the reader."""
     with warnings.catch_warnings(), np.errstate(all="ignore"), \
             cost.budget(computation_bytes(model.accounting.memory_budget),
                         model.accounting.time_budget):
         warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def _evaluated(model: Spec) -> Report:
+    """``model``'s report (without its group table), within its own budgets."""
+    with _within_budgets(model):
         return _within_budget(model, None, None, groups=False)
 
 
@@ -262,9 +266,10 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     """For DP-SGD on shuffled batches: the report's μ (no amplification) between the
     best known lower bound (``numerics.shuffling``, at the report's floor and at τ → 0)
     and what Poisson accounting would claim (not a guarantee for such a run).  For a unit
-    of k > 1 records the claim is one record's, beside this accounting's μ for one record:
-    the unit's own Poisson figure (a mixture over the records sampled, or group privacy)
-    would take many times the report's own evaluation."""
+    of k > 1 records the claim is one record's, beside this accounting's μ for one record
+    (the group table's first row, when the report has it): the unit's own Poisson figure
+    (a mixture over the records sampled, or group privacy) would take many times the
+    report's own evaluation."""
     runs = [block for _, kind, block in walk(model.mechanism)
             if kind == "dpsgd" and block.sampling == "shuffled"]
     if not runs or report.gdp.mu is None:
@@ -274,10 +279,14 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
     def lower(tau: float) -> float:  # rounded down: a lower bound, printed as given
         return fmt.round_float(max(_attack_mu(run, tau) for run in runs), "down")
 
+    from privspec.spec.loader import spec_from_data
+
     records = model.records_per_unit
     one = model if records == 1 else model.model_copy(update={"records_per_unit": 1})
-    poisson = _gdp_of(one, poisson=True)
-    upper = report.gdp if records == 1 else _gdp_of(one, poisson=False)
+    poisson = _gdp_of(spec_from_data(_with_poisson(
+        one.model_dump(mode="json", exclude_unset=True))))
+    upper = (report.gdp if records == 1 else report.groups[0] if report.groups
+             else _gdp_of(one))
     # Only a numerical Poisson figure is what Poisson accounting would claim (a closed-form
     # bound, which ignores sampling, is not).
     single = None if upper is None else upper.mu
@@ -290,25 +299,12 @@ def _shuffled_caveat(model: Spec, report: Report) -> Caveat | None:
                   exact=lower(1e-300), **claim)
 
 
-def _gdp_of(model: Spec, *, poisson: bool) -> GDP | None:
-    """The μ figures of ``model`` (with every shuffled run accounted as Poisson-sampled,
-    ``_with_poisson``, when ``poisson``), computed with budgets of their own; None when
-    the evaluation refuses.  Kept for the rest of the run: a unit's group rows ask for
-    the same figures again."""
-    data = model.model_dump(mode="json", exclude_unset=True)
-    return _gdp_of_data(json.dumps(_with_poisson(data) if poisson else data, sort_keys=True),
-                        model.accounting.memory_budget, model.accounting.time_budget)
-
-
-@functools.lru_cache(maxsize=16)
-def _gdp_of_data(data: str, memory_budget: float, time_budget: float) -> GDP | None:
-    """``_gdp_of`` for the spec data ``data`` (JSON) and budgets."""
-    from privspec.spec.loader import spec_from_data
-
+def _gdp_of(model: Spec) -> GDP | None:
+    """The μ figures of ``model``, computed with budgets of their own; None when the
+    evaluation refuses."""
     try:
-        with cost.budget(computation_bytes(memory_budget), time_budget):
-            return _within_budget(spec_from_data(json.loads(data)), None, None,
-                                  groups=False).gdp
+        with _within_budgets(model):
+            return _within_budget(model, None, None, groups=False).gdp
     except InternalError:
         raise
     except EvaluationError:  # no figure at all: nothing to compare with
