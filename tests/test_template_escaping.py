@@ -38,6 +38,7 @@ PRIVSPEC_MADE = {
     "report.neighbouring",  # one of three names (the model's Literal)
     "report.spec_sha256",  # hexadecimal
     "report.exact_accounting",  # one of two fixed sentences (Report.exact_accounting)
+    "report.others",  # 'record', 'unit' or "unit's records" (spec.group.attacker_knows)
     "svg", "risk_svg", "audit_svg",  # the HTML page's figures, drawn by privspec.report.figures
     "files[]",  # a Markdown figure link: percent-encoded by render._link
 }

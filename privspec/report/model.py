@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from privspec.spec.group import attacker_knows
+
 REPORT_SCHEMA_VERSION = 1
 #: The accounting sentence of a report whose figures are exact (``Report.exact_accounting``).
 NOTHING_NUMERICAL = "nothing discretized, truncated or composed numerically"
@@ -339,7 +341,13 @@ class Report(_Frozen):
         return data
 
     @property
-    def group_method(self) -> str:
+    def others(self) -> str:
+        """What the attacker of every bound knows of everyone else: every other "record",
+        "unit" or "unit's records" (``privspec.spec.group.attacker_knows``)."""
+        return attacker_knows(self.records_per_unit, self.unit_level)
+
+    @property
+    def group_table_source(self) -> str:
         """How the group table's rows were found, in plain words (each format escapes
         them): from one record's composed curve by group privacy, or the spec evaluated
         at each size."""
