@@ -15,7 +15,6 @@ import functools
 import hashlib
 import json
 import math
-import operator
 import os
 import reprlib
 from typing import TYPE_CHECKING, Any
@@ -322,12 +321,16 @@ def _unit_mixture(event: dict[str, Any], path: str, said: Assertions) -> dict[st
     if said.sampling != "poisson":
         raise RecordError(f"{path}: the event accounts Poisson sampling, but the batches "
                           f"were {said.sampling}")
+
+    def misfit(q: float) -> float:  # how far the weights are from Binomial(k, q)'s
+        if not 0 < q < 1:
+            return math.inf
+        return float(max(abs(a - b) for a, b in zip(binomial_weights(records, q), weights,
+                                                    strict=True)))
+
     mean = math.fsum(j * w for j, w in enumerate(weights)) / records
-    rate = min((float(f"{mean:.12g}"), mean),
-               key=lambda q: max(map(abs, map(operator.sub, binomial_weights(records, q),
-                                              weights))) if 0 < q < 1 else math.inf)
-    if not 0 < rate < 1 or max(abs(a - b) for a, b in
-                               zip(binomial_weights(records, rate), weights, strict=True)) > 1e-12:
+    rate = min((float(f"{mean:.12g}"), mean), key=misfit)
+    if misfit(rate) > 1e-12:
         raise RecordError(f"{path}: 'sampling_probs' are not the Binomial({records}, q) "
                           "weights of one sampling rate q")
     return {"poisson_sampled": {"sampling_rate": rate, "mechanism": {"gaussian": {

@@ -61,10 +61,7 @@ class Journal:
             self.rows = self._read()
         # Started again beside it and renamed over it: a run killed now loses no row.
         self.handle: IO[str] = open(path + ".new", "w", encoding="utf-8")  # noqa: SIM115
-        for entry in (self.HEADER, *self.rows.values()):
-            self.handle.write(row_json(entry) + "\n")
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
+        self._append(self.HEADER, *self.rows.values())
         os.replace(path + ".new", path)
 
     def _read(self) -> dict[str, dict[str, Any]]:
@@ -86,8 +83,9 @@ class Journal:
                 rows[entry["key"]] = entry
         return rows
 
-    def _append(self, entry: dict[str, Any]) -> None:
-        self.handle.write(row_json(entry) + "\n")
+    def _append(self, *entries: dict[str, Any]) -> None:
+        """Write ``entries``, one line each, and sync them to disk."""
+        self.handle.write("".join(row_json(entry) + "\n" for entry in entries))
         self.handle.flush()
         os.fsync(self.handle.fileno())
 
