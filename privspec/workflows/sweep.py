@@ -155,13 +155,13 @@ def points(data: dict[str, Any], axes: Sequence[Axis],
     from privspec.report.store import entry_name
 
     out = []
+    beside = None if spec_file is None else os.path.abspath(spec_file)
     for index, values in enumerate(itertools.product(*(axis.values for axis in axes))):
         edited = data
         for axis, value in zip(axes, values, strict=True):
             edited = with_value(edited, axis.knob.path, value)
         key = entry_name({"sweep point": edited, "budgets": list(budgets)})
-        out.append(Point(index, edited, values, key,
-                         None if spec_file is None else os.path.abspath(spec_file)))
+        out.append(Point(index, edited, values, key, beside))
     return out
 
 
