@@ -287,7 +287,9 @@ def _message(error: ErrorDetails, path: Path, where: Where | None) -> tuple[Code
 
 
 def _under(path: Path, prefixes: set[Path]) -> bool:
-    return any(path[: len(p)] == p for p in prefixes)
+    """Whether ``path`` or a path it lies under is one of ``prefixes`` (a look-up for each
+    of its few prefixes, not a scan of the many)."""
+    return any(path[:length] in prefixes for length in range(len(path) + 1))
 
 
 def diagnostics_from_errors(errors: list[ErrorDetails], positions: Mapping[Path, Where],

@@ -100,15 +100,47 @@ class _PythonParser(Reader, Scanner, Parser):
         Parser.__init__(self)
 
 
-#: The parsers tried in turn: libyaml's, when PyYAML was built with it (its wheels are),
-#: then PyYAML's own, which gives the same events 15 times slower.
-PARSERS: tuple[Callable[[str], Any], ...] = (_PythonParser,)
+#: libyaml's parser, when PyYAML was built with it (its wheels are): 15 times faster than
+#: PyYAML's own, and used where the two give the same events (``_libyaml_reads``).
+LIBYAML: Callable[[str], Any] | None = None
 try:
     from yaml._yaml import CParser
 
-    PARSERS = (CParser, _PythonParser)
+    LIBYAML = CParser
 except ImportError:  # pragma: no cover - PyYAML without libyaml
     pass
+
+
+class _UnsureError(Exception):
+    """libyaml's events may differ from PyYAML's here: read the text with PyYAML's."""
+
+
+#: What libyaml reads otherwise than PyYAML in places (tabs, byte-order marks, `?` within
+#: a plain value in brackets, a comment right after a block scalar's `|` or `>`), opens
+#: rarely used syntax (tags, directives), or breaks lines other than with ``\n``: a text
+#: with one is read by PyYAML's parser alone.
+_NOT_FOR_LIBYAML = re.compile("[\t\r\x85\u2028\u2029\ufeff?!%]|[|>][-+0-9]*#")
+
+
+def _libyaml_reads(text: str) -> bool:
+    """Whether libyaml's parser gives PyYAML's events for the text, as far as can be told
+    before parsing (``_NOT_FOR_LIBYAML``; it also places the end of a text without a
+    final line break on the line after)."""
+    return text.endswith("\n") and _NOT_FOR_LIBYAML.search(text) is None
+
+
+def _libyaml_events(parser: Any) -> Callable[[], Event]:
+    """The parser's ``get_event``, stopping (``_UnsureError``) at an empty plain value, which
+    libyaml places elsewhere than PyYAML."""
+    get_event = parser.get_event
+
+    def next_event() -> Event:
+        event = get_event()
+        if type(event) is yaml.ScalarEvent and not event.value and event.implicit[0]:
+            raise _UnsureError
+        return event
+
+    return next_event
 
 
 # YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution): the tags a
@@ -347,10 +379,10 @@ def _yaml_problem(error: yaml.YAMLError, text: str, filename: str) -> Diagnostic
     return Diagnostic(filename, 1, 1, "", f"invalid YAML: {error}", Code.YAML_SYNTAX)
 
 
-def _read(parser: Any) -> tuple[Event | None, Any, Builder]:
+def _read(parser: Any, next_event: Callable[[], Event]) -> tuple[Event | None, Any, Builder]:
     """The single document's first event (None when there is none), its plain data and
     positions; raises _ParseError or YAMLError for what stops reading."""
-    builder = Builder(parser.get_event)
+    builder = Builder(next_event)
     parser.get_event()  # the StreamStartEvent
     if parser.check_event(yaml.StreamEndEvent):
         return None, None, builder
@@ -368,25 +400,31 @@ def _read(parser: Any) -> tuple[Event | None, Any, Builder]:
 
 
 def _parse(text: str, filename: str) -> tuple[Event | None, Any, Builder]:
-    """``_read`` with the first of ``PARSERS``; a syntax error is found again by PyYAML's
-    own parser, which words it as it always has.  Raises SpecError for what stops
-    reading."""
-    for make in PARSERS:
-        parser = make(text)
+    """``_read`` with libyaml's parser where it gives PyYAML's events, else (and for a
+    syntax error, which PyYAML's words as it always has) with PyYAML's own.  Raises
+    SpecError for what stops reading."""
+    parser = LIBYAML(text) if LIBYAML is not None and _libyaml_reads(text) else None
+    try:
+        if parser is not None:
+            try:
+                return _read(parser, _libyaml_events(parser))
+            except (_UnsureError, yaml.YAMLError):
+                pass
+            finally:
+                parser.dispose()
+        parser = _PythonParser(text)
         try:
-            return _read(parser)
-        except _ParseError as problem:
-            raise SpecError([Diagnostic(filename, problem.line + 1, problem.column + 1, "",
-                                        problem.message, problem.code)]) from None
+            return _read(parser, parser.get_event)
         except yaml.YAMLError as error:
-            if make is PARSERS[-1]:
-                raise SpecError([_yaml_problem(error, text, filename)]) from None
-        except RecursionError:  # pragma: no cover - depth is capped before this
-            raise SpecError([Diagnostic(filename, 1, 1, "", TOO_DEEP,
-                                        Code.YAML_TOO_DEEP)]) from None
+            raise SpecError([_yaml_problem(error, text, filename)]) from None
         finally:
             parser.dispose()
-    raise AssertionError("unreachable")  # pragma: no cover
+    except _ParseError as problem:
+        raise SpecError([Diagnostic(filename, problem.line + 1, problem.column + 1, "",
+                                    problem.message, problem.code)]) from None
+    except RecursionError:  # pragma: no cover - depth is capped before this
+        raise SpecError([Diagnostic(filename, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)]
+                        ) from None
 
 
 def read_text(text: str, filename: str) -> tuple[Any, Builder]:
