@@ -27,7 +27,12 @@ from pydantic_core import ErrorDetails
 from privspec.errors import Code
 from privspec.spec.base import SPEC_FILE
 from privspec.spec.diagnostics import Diagnostic, SpecError
-from privspec.spec.messages import diagnostics_from_errors, path_to_str
+from privspec.spec.messages import (
+    LISTED_PROBLEMS,
+    diagnostics_from_errors,
+    listed,
+    path_to_str,
+)
 from privspec.spec.models import (
     RELATION_CHECKED_BY_CALLER,
     Relation,
@@ -41,6 +46,7 @@ from privspec.spec.yaml_reader import (
     MAX_NODES,
     TOO_DEEP,
     TOO_MANY_NODES,
+    Builder,
     diagnostic_at,
     read_text,
 )
@@ -54,11 +60,17 @@ def load_yaml_text(text: str, filename: str = "<string>") -> dict[str, Any]:
     """
     data, builder = read_text(text, filename)
     if builder.problems:
-        raise SpecError([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path),
-                                    message, code)
-                         for code, message, pos, path in builder.problems])
+        raise SpecError(listed(*_reading_problems(builder, filename)))
     assert isinstance(data, dict)
     return data
+
+
+def _reading_problems(builder: Builder, filename: str) -> tuple[list[Diagnostic], int]:
+    """The first ``LISTED_PROBLEMS`` of the reader's problems in the file's order, and
+    how many others there are."""
+    first = sorted(builder.problems, key=lambda problem: problem[2])[:LISTED_PROBLEMS]
+    return ([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
+             for code, message, pos, path in first], len(builder.problems) - len(first))
 
 
 def _relation_errors(data: Any) -> list[ErrorDetails]:
@@ -90,8 +102,7 @@ def load_spec_text(text: str, filename: str = "<string>", spec_file: str | None 
     Raises :class:`SpecError` with every problem found.
     """
     data, builder = read_text(text, filename)
-    diagnostics = [Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
-                   for code, message, pos, path in builder.problems]
+    diagnostics, more = _reading_problems(builder, filename)
     errors = _relation_errors(data)
     try:
         spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True,
@@ -102,10 +113,12 @@ def load_spec_text(text: str, filename: str = "<string>", spec_file: str | None 
         errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:
         skip = {path for _, _, _, path in builder.problems}
-        diagnostics += diagnostics_from_errors(errors, builder.positions, filename, skip)
+        found, unlisted = diagnostics_from_errors(errors, builder.positions, filename, skip)
+        diagnostics += found
+        more += unlisted
     if not diagnostics:
         return spec
-    raise SpecError(sorted(set(diagnostics)))
+    raise SpecError(listed(diagnostics, more))
 
 
 #: How the name of a spec file ends (``*.privspec.yaml``, or any YAML or JSON file).
