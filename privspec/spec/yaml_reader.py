@@ -37,12 +37,12 @@ from privspec.spec.models import (
 MAX_FILE_BYTES = 1_000_000
 #: Deepest nesting of mappings and lists accepted.
 MAX_DEPTH = 64
-#: Most YAML nodes (keys, values, lists and mappings) a spec may hold: 100 times the
-#: largest example (the Census's 80 queries, 968), 5,000 stages of an imported DP-SGD
-#: history, or about 8,000 of a `compose` list.  The reader stops at the next one,
-#: before it has parsed the rest, so that it reads no more than about 100 MB and (with
-#: PyYAML's own parser; libyaml's takes a third) 1.5 s (``benchmarks/validate_worst.py``).
-MAX_NODES = 100_000
+#: Most YAML nodes (keys, values, lists and mappings) a spec may hold: 50 times the
+#: largest example's (the Census's 80 queries, 968), 3,000 stages of an imported DP-SGD
+#: history, or about 5,000 of a `compose` list.  The reader stops at the next one,
+#: before it has parsed the rest, so that no spec makes `validate` take more than ten
+#: times as long as a short one, nor 100 MB (``benchmarks/validate_worst.py``).
+MAX_NODES = 50_000
 TOO_MANY_NODES = (f"more than {MAX_NODES:,} YAML values (keys, numbers, strings, lists and "
                   "mappings); the reader stops here. A spec is a short file: equal stages "
                   "are written once with `repeat`")
