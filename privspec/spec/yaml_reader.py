@@ -1,13 +1,15 @@
 """Reading YAML text into plain data with positions, safely and strictly.
 
-* no object construction from tags: the parser builds a node tree and this
-  module turns it into plain ``dict``/``list``/``str``/``int``/``float``/
-  ``bool``/``None``; any other tag is refused;
+* no object construction from tags: this module turns the parser's events (libyaml's
+  where it gives the same as PyYAML's own, else PyYAML's) straight into plain
+  ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``; any other tag is
+  refused;
 * scalars resolve as in YAML 1.2's core schema, so ``1e-5`` and ``1E6`` are
   floats, ``yes``/``no``/``on``/``off`` are strings, ``010`` is ten, and
   ``2024-01-01`` stays a string;
 * duplicate keys are errors; aliases (``*name``) are refused, so no
-  "billion laughs"; nesting depth and file size are capped; one document per file.
+  "billion laughs"; file size, values and nesting depth are capped; one document per
+  file.
 
 Every value's position is kept (``Builder.positions``), so that later problems can be
 reported at the line and column the user wrote.
