@@ -130,3 +130,25 @@ def test_spec_at_revision_reads_nothing_outside_the_spec_folder(tmp_path: Path) 
                              "specs/mf.privspec.yaml": mf_spec(1, "../strategy.csv")}, "up")
     with pytest.raises(SpecError, match="inside it"):
         spec_at_revision(str(root), revision, "specs/mf.privspec.yaml")
+
+
+def test_a_spec_at_a_revision_is_read_as_a_spec_file_on_disk_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Not UTF-8, a symbolic link, too large: one located line each (the action said
+    nothing but a traceback for the first), never a file read past the limit."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"a.privspec.yaml": mf_spec(8), "strategy.csv": STRATEGY}, "base")
+    (root / "a.privspec.yaml").write_bytes(b"privspec: 1\ntitle: \xff\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "--no-gpg-sign", "-m", "binary")
+    monkeypatch.chdir(root)
+    code, comment = _action(tmp_path, base, "HEAD")
+    assert code == 2
+    assert ":a.privspec.yaml:2:8: error: not UTF-8 text: byte 0xFF" in comment
+    linked = _symlink_commit(root, "b.privspec.yaml", "a.privspec.yaml")
+    with pytest.raises(SpecError, match="is not a regular file at revision"):
+        spec_at_revision(str(root), linked, "b.privspec.yaml")
+    huge = commit(root, {"c.privspec.yaml": "#" * 1_000_001}, "huge")
+    with pytest.raises(SpecError, match="larger than the 1,000,000 bytes a spec file may"):
+        spec_at_revision(str(root), huge, "c.privspec.yaml")

@@ -155,6 +155,13 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         reason = error.strerror or str(error)
         raise SpecError([Diagnostic(filename, 1, 1, "", f"cannot read the file: {reason}",
                                     Code.IO_UNREADABLE)]) from None
+    return load_spec_bytes(data, filename)
+
+
+def load_spec_bytes(data: bytes, filename: str, spec_file: str | Folder | None = None
+                    ) -> Spec:
+    """The spec in ``data``, the content of a spec file (at most ``MAX_FILE_BYTES``,
+    UTF-8), as :func:`load_spec_text` reads it.  Raises :class:`SpecError`."""
     if len(data) > MAX_FILE_BYTES:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     f"larger than {MAX_FILE_BYTES:,} bytes; a spec is a short "
@@ -166,7 +173,7 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         raise SpecError([diagnostic_at(filename, prefix, len(prefix), Code.IO_ENCODING,
                              f"not UTF-8 text: byte 0x{data[error.start]:02X} cannot be "
                              "decoded (is this a binary file?)")]) from None
-    return load_spec_text(text, filename)
+    return load_spec_text(text, filename, spec_file)
 
 
 def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
@@ -185,7 +192,8 @@ def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
     return line + 1, column + 1
 
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_text",
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_bytes",
+           "load_spec_text",
            "load_yaml_text", "path_to_str", "position_of"]
 
 

@@ -75,20 +75,6 @@ def path_in_repository(root: str, path: str | os.PathLike[str]) -> str:
     return relative.replace(os.sep, "/")
 
 
-def text_at_revision(root: str, revision: str, relative: str) -> str:
-    """The text of the repository-relative path ``relative`` at ``revision``."""
-    if run_git(root, "cat-file", "-e", f"{revision}:{relative}").returncode != 0:
-        raise DiffError(f"{relative} does not exist at revision {revision}")
-    done = run_git(root, "show", f"{revision}:{relative}")
-    if done.returncode != 0:
-        raise DiffError(f"cannot read {relative} at {revision}: {_first_line(done.stderr)}")
-    try:
-        return done.stdout.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DiffError(f"{relative} at {revision} is not UTF-8 text") from None
-
-
-
 @dataclass(frozen=True)
 class RevisionFolder(Folder):
     """The folder of a spec at a git revision: the files the spec names are read as
@@ -146,14 +132,23 @@ def spec_at_revision(root: str, revision: str, relative: str, shown: str | None 
                      ) -> tuple[Spec, str]:
     """The spec at the repository-relative path ``relative`` as committed at
     ``revision`` (named ``shown`` in its label ``SHOWN:relative``), the files it names read
-    there too, and its label.  Raises :class:`DiffError` when the file cannot be read,
-    ``SpecError`` with the spec's problems."""
-    from privspec.spec.loader import load_spec_text
+    there too, and its label.  Raises :class:`DiffError` when there is no such file,
+    ``SpecError`` with every problem of the file (a symbolic link, too large, not UTF-8)
+    or of the spec."""
+    from privspec.spec.diagnostics import Diagnostic, SpecError
+    from privspec.spec.loader import MAX_FILE_BYTES, load_spec_bytes
 
     shown = revision if shown is None else shown
     label = f"{shown}:{relative}"
     folder = RevisionFolder(root, revision, posixpath.dirname(relative), shown)
-    return load_spec_text(text_at_revision(root, revision, relative), label, folder), label
+    try:
+        data = folder.read(posixpath.basename(relative), MAX_FILE_BYTES, "spec file")
+    except NamedFileError as error:
+        if error.code is Code.IO_NOT_FOUND:
+            raise DiffError(f"{relative} does not exist at revision {shown}") from None
+        raise SpecError([Diagnostic(label, 1, 1, "", str(error),
+                                    error.code or Code.IO_UNREADABLE)]) from None
+    return load_spec_bytes(data, label, folder), label
 
 
 def spec_at(path: str | os.PathLike[str], revision: str) -> tuple[Spec, str]:
