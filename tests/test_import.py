@@ -415,3 +415,22 @@ def test_dp_event_takes_the_relation_it_was_exported_under(
     assert "neighbouring" not in comments[2]  # (not among what the user asserted)
     assert privspec.evaluate(out).gdp.mu == pytest.approx(privspec.evaluate(source).gdp.mu,
                                                           rel=1e-9)
+
+
+@pytest.mark.parametrize(("source", "record", "says"), [
+    ("opacus", '{"history": [[1.1, 0.004, 100]],\n "history": [[0.5, 0.004, 100]]}',
+     "line 2 column 2: the key 'history' is given twice in one object"),
+    ("dp-event", '{"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": '
+     '"GaussianDpEvent", "noise_multiplier": 5, "noise_multiplier": 0.5}}',
+     "line 1 column 118: the key 'noise_multiplier' is given twice in one object"),
+])
+def test_a_key_given_twice_in_a_record_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, record: str,
+        says: str) -> None:
+    """Python's json kept the last value silently: the spec said what the record did not
+    (the YAML reader refuses a key given twice too)."""
+    path = tmp_path / "record.json"
+    path.write_text(record, encoding="utf-8")
+    assert main(["import", source, str(path), *SAID, "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert f"record.json: {says}" in err and len(err.splitlines()) == 1, err
