@@ -288,3 +288,19 @@ def test_json_score_lists_read_as_python_reads_them(text: str, chunk: int) -> No
         expected = [[None if x is None or math.isnan(x) else x for x in values]
                     for values in expected]
     assert got == expected
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".npz"])
+def test_a_long_column_name_is_quoted_short(
+        spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str) -> None:
+    scores = tmp_path / f"scores{suffix}"
+    if suffix == ".npz":
+        with zipfile.ZipFile(scores, "w") as archive:
+            archive.writestr("member.npy", _npy(b"{'descr': '<f8', 'fortran_order': False, "
+                                                b"'shape': (20,), }") + bytes(160))
+    else:
+        scores.write_text("score,member\n" + "0.5,1\n0.5,0\n" * 20 if suffix == ".csv" else
+                          '{"score": [0.5], "member": [1]}', encoding="utf-8")
+    code = main(["audit", str(spec), "--scores", str(scores), "--score-column", "s" * 100_000])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and len(err) < 600 + len(str(scores)), err

@@ -115,7 +115,7 @@ class AuditOutcome:
 
 
 def _problem(path: str, line: int, column: int, where: str, message: str) -> Diagnostic:
-    return Diagnostic(path, line, column, where, message, Code.SCORES_INVALID)
+    return Diagnostic(path, line, column, excerpt(where), message, Code.SCORES_INVALID)
 
 
 def _refuse(problems: list[Diagnostic], more: int = 0) -> SpecError:
@@ -591,7 +591,7 @@ def _json_problem(path: str, text: str, offset: int, where: str, message: str,
     """A problem at ``offset`` of ``text``, located by line and column."""
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return Diagnostic(path, line, column, where, message, code)
+    return Diagnostic(path, line, column, excerpt(where), message, code)
 
 
 # --- NPZ ---------------------------------------------------------------------------------
@@ -641,7 +641,7 @@ def _refuse_by_header(path: str, name: str, archive: zipfile.ZipFile) -> None:
     more than ``MAX_SCORES`` values (NumPy would allocate them all)."""
     info = archive.getinfo(f"{name}.npy")
     if info.file_size > MAX_SCORES * 8 + NPY_HEADER_BYTES:
-        raise SpecError([Diagnostic(path, 1, 1, name, f"unpacks to {info.file_size:,} bytes, "
+        raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"unpacks to {info.file_size:,} bytes, "
                                     f"more than {MAX_SCORES:,} scores", Code.IO_TOO_LARGE)])
     with archive.open(info) as member:
         version = np.lib.format.read_magic(member)
@@ -651,7 +651,7 @@ def _refuse_by_header(path: str, name: str, archive: zipfile.ZipFile) -> None:
         width = 2 if version == (1, 0) else 4
         length = member.read(width)
         if int.from_bytes(length, "little") > NPY_HEADER_BYTES:
-            raise SpecError([Diagnostic(path, 1, 1, name, f"an array header of "
+            raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"an array header of "
                                         f"{int.from_bytes(length, 'little'):,} bytes, more "
                                         f"than the {NPY_HEADER_BYTES:,} NumPy reads",
                                         Code.IO_TOO_LARGE)])
@@ -660,7 +660,7 @@ def _refuse_by_header(path: str, name: str, archive: zipfile.ZipFile) -> None:
             else np.lib.format.read_array_header_2_0)
     shape = read(header, max_header_size=NPY_HEADER_BYTES)[0]
     if math.prod(shape) > MAX_SCORES:
-        raise SpecError([Diagnostic(path, 1, 1, name, f"its header gives the shape "
+        raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"its header gives the shape "
                                     f"{excerpt(str(shape))}: {math.prod(shape):,} values, "
                                     f"more than {MAX_SCORES:,} scores", Code.IO_TOO_LARGE)])
 
@@ -668,7 +668,7 @@ def _refuse_by_header(path: str, name: str, archive: zipfile.ZipFile) -> None:
 def _npz_scores(path: str, arrays: dict[str, np.ndarray], key: str) -> FloatArray:
     values = np.asarray(arrays[key])
     if values.dtype.kind not in "iuf":
-        raise SpecError([_problem(path, 1, 1, key, f"an array of numbers, not {values.dtype}")])
+        raise SpecError([_problem(path, 1, 1, key, f"an array of numbers, not {excerpt(str(values.dtype))}")])
     if sum(length > 1 for length in values.shape) > 1:
         raise SpecError([_problem(path, 1, 1, key, f"a list of scores (a 1-D array), not an "
                                   f"array of shape {values.shape}")])
