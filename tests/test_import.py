@@ -434,3 +434,36 @@ def test_a_key_given_twice_in_a_record_is_refused(
     assert main(["import", source, str(path), *SAID, "--sampling", "poisson"]) == 2
     err = capsys.readouterr().err
     assert f"record.json: {says}" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_a_record_too_large_for_the_memory_left_is_refused_in_one_line(tmp_path: Path) -> None:
+    """10 MB of numbers make 100 MB of Python floats: under a memory limit that was a
+    MemoryError's traceback."""
+    import subprocess
+    import sys
+    import textwrap
+
+    record = tmp_path / "record.json"
+    record.write_text('{"history": [[1.0, 0.004, 10]], "other": ['
+                      + ", ".join(["0.5"] * 1_900_000) + "]}", encoding="utf-8")
+    script = textwrap.dedent(f"""
+        import resource, sys
+        from privspec.workflows.importing import RecordError, read_record
+        with open("/proc/self/status") as status:
+            held = next(int(line.split()[1]) for line in status if line.startswith("VmSize"))
+        limit = held * 1024 + 40 * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            read_record({str(record)!r}, "opacus")
+        except RecordError as error:
+            print(error)
+            sys.exit(2)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={"OPENBLAS_NUM_THREADS": "1",
+                               "PYTHONPATH": str(Path(privspec.__file__).parents[1])},
+                          timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done
+    assert done.stdout == (f"{record}: not enough memory to read its "
+                           f"{record.stat().st_size:,} bytes; run privspec with more memory\n")

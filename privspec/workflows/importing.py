@@ -133,6 +133,9 @@ def read_record(path: str | os.PathLike[str], source: str) -> tuple[Any, str]:
                            f"{_EXPORT_HINT.get(source, '')}") from None
     except RecursionError:
         raise RecordError(f"{label}: nested too deeply to be a record") from None
+    except MemoryError:
+        raise RecordError(f"{label}: not enough memory to read its {len(raw):,} bytes; run "
+                          "privspec with more memory") from None
     _check_record(record, os.path.basename(label))
     return record, hashlib.sha256(raw).hexdigest()
 
