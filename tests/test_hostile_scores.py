@@ -171,7 +171,8 @@ def test_more_lines_than_scores_allowed_are_refused_before_they_are_read(
     path.write_text('"score","member"\n' + "0.5,1\n0.25,0\n" * 60, encoding="utf-8")
     with pytest.raises(SpecError) as raised:
         read_scores(str(path))
-    assert str(raised.value) == (f"{path}:102:1: error: more than 100 scores [io/too-large]")
+    assert str(raised.value) == (f"{path}:102:1: error: more than 100 scores (lines after "
+                                 "the header) [io/too-large]")
     path = tmp_path / "many.json"
     path.write_text('{"in": [' + ",".join(["0.5"] * 101) + '], "out": [1]}', encoding="utf-8")
     with pytest.raises(SpecError) as raised:

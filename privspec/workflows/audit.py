@@ -295,9 +295,14 @@ class _Taken:
 def _csv_rows(path: str, text: str, header: list[str], columns: Columns
               ) -> tuple[FloatArray, FloatArray]:
     """The scores read row by row into arrays as long as the file has lines (never a
-    list of rows), every bad row located."""
-    room = min(text.count("\n") + text.count("\r") - text.count("\r\n"), MAX_SCORES) + 1
-    scores, member = np.empty(room), np.empty(room, dtype=bool)
+    list of rows), every bad row located; more lines than scores allowed are refused
+    before any is read."""
+    lines = (text.count("\n") + text.count("\r") - text.count("\r\n")
+             + (not text.endswith(("\n", "\r"))))
+    if lines > MAX_SCORES + 1:
+        raise SpecError([Diagnostic(path, MAX_SCORES + 2, 1, "", f"more than {MAX_SCORES:,} "
+                                    "scores (lines after the header)", Code.IO_TOO_LARGE)])
+    scores, member = np.empty(lines), np.empty(lines, dtype=bool)
     problems: list[Diagnostic] = []
     count = rows = 0
     taken = _Taken(_lines(text))
@@ -309,9 +314,6 @@ def _csv_rows(path: str, text: str, header: list[str], columns: Columns
             if not cells or line == 1:
                 continue
             read = _row(cells, header, columns)
-            if isinstance(read, tuple) and rows == MAX_SCORES:
-                raise SpecError([Diagnostic(path, line, 1, "", f"more than {MAX_SCORES:,} "
-                                            "scores", Code.IO_TOO_LARGE)])
             if isinstance(read, tuple):
                 scores[rows], member[rows] = read
                 rows += 1
