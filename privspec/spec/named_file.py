@@ -91,8 +91,10 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
                                  code=Code.IO_UNREADABLE)
         if info.st_size > limit:
             raise NamedFileError(too_large(limit, noun), code=Code.IO_TOO_LARGE)
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+        with open(path, "rb") as handle:  # (read(n) allocates n bytes: no more than needed)
+            data = handle.read(min(info.st_size, limit) + 1)
+            if len(data) > info.st_size:  # it grew since it was measured
+                data += handle.read(limit + 1 - len(data))
     except FileNotFoundError:
         raise NamedFileError("no such file", code=Code.IO_NOT_FOUND) from None
     except OSError as error:

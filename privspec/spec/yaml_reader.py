@@ -30,7 +30,7 @@ from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from privspec.errors import Code
-from privspec.spec.diagnostics import Diagnostic, SpecError
+from privspec.spec.diagnostics import Diagnostic, SpecError, excerpt
 from privspec.spec.models import (
     Spec,
 )
@@ -120,7 +120,7 @@ class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
         if isinstance(event, yaml.AliasEvent):
             raise _ParseError(
                 Code.YAML_ALIAS,
-                f"aliases (*{event.anchor}) are not supported in a spec: write the value out",
+                f"aliases (*{short(str(event.anchor))}) are not supported in a spec: write the value out",
                 line, column)
         self.depth += 1
         self.nodes += 1
@@ -221,7 +221,7 @@ class Builder:
         tag = node.tag
         shown = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:") else tag
         self.problems.append((Code.YAML_UNSUPPORTED_TAG,
-                              f"the tag {shown} is not supported in a spec; remove it",
+                              f"the tag {short(shown)} is not supported in a spec; remove it",
                               _mark(node), path))
 
     def _scalar(self, node: ScalarNode, path: Path) -> Any:
@@ -286,8 +286,8 @@ class Builder:
 
 
 def short(text: str, limit: int = 40) -> str:
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` on one line, cut to ``limit`` characters (for a message)."""
+    return excerpt(text[:limit + 1].replace("\n", "\\n"), limit)
 
 
 def diagnostic_at(filename: str, text: str, index: int, code: Code, message: str) -> Diagnostic:
