@@ -695,3 +695,24 @@ def test_a_sensitivity_is_rounded_up_never_down() -> None:
     assert matrix_sensitivity(((5e-324, 0.0), (0.0, 5e-324))).value >= 5e-324
     assert toeplitz_sensitivity((1.0, 2.0 ** -30), 4).value == math.nextafter(1.0, 2)
     assert toeplitz_sensitivity((3.0, 4.0), 4).value == 5.0
+
+
+@settings(max_examples=300, derandomize=True)
+@given(entries=st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 4.0), st.floats(-4.0, -1e-3)),
+                        min_size=15, max_size=15),
+       power=st.integers(-300, 190), times=st.integers(1, 3))
+def test_a_sensitivity_is_the_true_one_rounded_up(entries: list[float], power: int,
+                                                  times: int) -> None:
+    """A diagonal-and-below 5 × 5 strategy of entries of any size, one participation or
+    several 5 apart (disjoint columns: Σ of column norms²): the sensitivity is the exact
+    one (in fractions) rounded up to a double, never below it."""
+    rows = [[0.0] * 5 for _ in range(5)]
+    values = iter(entries)
+    for i in range(5):
+        for j in range(i + 1):
+            rows[i][j] = next(values) * 10.0 ** power
+        rows[i][i] = rows[i][i] or 10.0 ** power
+    squares = [sum(Fraction(row[j]) ** 2 for row in rows) for j in range(5)]
+    truth = max(squares) if times == 1 else sum(sorted(squares)[-1:])
+    found = matrix_sensitivity(tuple(map(tuple, rows)), times, 5).value
+    assert Fraction(math.nextafter(found, 0.0)) ** 2 < truth <= Fraction(found) ** 2

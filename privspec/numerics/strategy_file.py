@@ -10,6 +10,8 @@ outward as ``privspec.spec.upward`` rounds, so the same as pure Python's) is kep
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from privspec.errors import EvaluationError
@@ -87,9 +89,15 @@ def _columns(file: StrategyFile, spec: Spec) -> Columns:
     def gram(i: int, j: int) -> float:
         return upward.sum_away(_products(matrix[j:, i], matrix[j:, j]))
 
+    def square(j: int) -> Fraction:
+        touching = matrix[:, j][matrix[:, j] != 0]
+        numbers, shift = upward.as_integers(_products(touching, touching))
+        return Fraction(sum(numbers), 1 << shift)
+
     squares = tuple(upward.sum_up(_products(matrix[:, j], matrix[:, j])) for j in range(size))
     lossy = any(((column != 0) & (np.abs(column) < upward.TINY)).any() for column in matrix.T)
-    return Columns(squares, tuple(first.tolist()), tuple(last.tolist()), gram, scale, lossy)
+    return Columns(squares, tuple(first.tolist()), tuple(last.tolist()), gram, scale, lossy,
+                   square)
 
 
 def _products(first: np.ndarray, second: np.ndarray) -> list[float]:

@@ -32,8 +32,10 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from privspec.spec import upward
 
@@ -238,12 +240,6 @@ def _shared_nodes(i: int, j: int, depth: int, complete_by: int) -> int:
                if ((i >> height) + 1) << height <= complete_by)
 
 
-def toeplitz_column_square(coefficients: tuple[float, ...], steps: int, column: int) -> float:
-    """‖c_j‖² of the n × n lower-triangular banded Toeplitz matrix whose diagonals are
-    ``coefficients``: the first min(bands, n − j) of them squared."""
-    return upward.squares_up(coefficients[:steps - column])
-
-
 @functools.lru_cache(maxsize=32)
 def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int = 1,
                          separation: int = 1) -> Sensitivity:
@@ -266,24 +262,27 @@ def _toeplitz(coefficients: tuple[float, ...], steps: int, times: int,
     (``_enumerated``), or the triangle inequality bounds it."""
     bands = min(len(coefficients), steps)
     count = participations(steps, times, separation)
-    full = toeplitz_column_square(coefficients, steps, 0)
+    numbers, shift = upward.as_integers(coefficients[:bands])
+    squares = [0, *itertools.accumulate(n * n for n in numbers)]  # (exact, times 4^shift)
+
+    def norm(square: int) -> float:
+        return upward.root_up(Fraction(square, 1 << 2 * shift))
+
     if count == 1:
-        return Sensitivity(upward.sqrt_up(full), True, "the largest column norm (exact)")
+        return Sensitivity(norm(squares[-1]), True, "the largest column norm (exact)")
     # the columns 0, b, 2b, …: whole ones (as many rows below as bands), then cut ones
     whole = min(count, (steps - bands) // separation + 1)
-    squares = [0.0, *itertools.accumulate(
-        (upward.product_up(c, c) for c in coefficients[:bands]), upward.add_up)]
     cut = [squares[steps - m * separation] for m in range(whole, count)]
     if separation >= bands:
-        return Sensitivity(upward.sqrt_up(upward.sum_up([upward.product_up(whole, full),
-                                                         *cut])), True,
+        total = Fraction(whole * squares[-1] + sum(cut), 1 << 2 * shift)
+        return Sensitivity(upward.root_up(total), True,
                            f"participations {separation} steps apart touch disjoint rows of "
                            f"a strategy with {bands} bands: √(Σ of {count} column norms²) "
                            "(exact)")
-    gram = functools.partial(_toeplitz_gram, coefficients, steps)
+    gram = functools.partial(_toeplitz_gram, *upward.as_integers(coefficients), steps)
     return _separated(gram, steps, count, separation, steps * bands,
-                      lambda: upward.sum_up([upward.product_up(whole, upward.sqrt_up(full)),
-                                             *map(upward.sqrt_up, cut)]))
+                      lambda: upward.sum_up([upward.product_up(whole, norm(squares[-1])),
+                                             *map(norm, cut)]))
 
 
 @dataclass(frozen=True)
@@ -292,8 +291,8 @@ class Columns:
     for C / ``scale`` (a power of 2 that brings its largest entry into [1, 2):
     ``scale_of``): each column's squared norm (rounded up), the first and the last row
     it touches (n and −1 when none), its Gram entries (CᵀC)_ij for i ≤ j (each rounded
-    away from 0), and whether a product may have fallen below double range
-    (``lossy``)."""
+    away from 0), whether a product may have fallen below double range (``lossy``), and
+    a column's squared norm exactly (``square``)."""
 
     squares: tuple[float, ...]
     first: tuple[int, ...]
@@ -301,21 +300,25 @@ class Columns:
     gram: Callable[[int, int], float]
     scale: float
     lossy: bool
+    square: Callable[[int], Fraction]
 
 
 def columns_of(rows: tuple[tuple[float, ...], ...]) -> Columns:
     """``Columns`` of the matrix with these rows."""
     steps = len(rows)
     scale = scale_of(max((abs(value) for row in rows for value in row), default=0.0))
-    scaled = [[value / scale for value in row] for row in rows]
+    scaled = [value / scale for row in rows for value in row]
+    numbers, shift = upward.as_integers(scaled)  # (sums of products: exact integers)
+    exact = [numbers[i * steps:(i + 1) * steps] for i in range(steps)]
     return Columns(
-        tuple(upward.squares_up(row[j] for row in scaled) for j in range(steps)),
+        tuple(upward.ratio_up(sum(row[j] * row[j] for row in exact), 2 * shift)
+              for j in range(steps)),
         tuple(next((i for i in range(steps) if rows[i][j]), steps) for j in range(steps)),
         tuple(next((i for i in reversed(range(steps)) if rows[i][j]), -1)
               for j in range(steps)),
-        lambda i, j: upward.sum_away(part for row in scaled[j:]
-                                     for part in upward.two_product(row[i], row[j])),
-        scale, lossy(value for row in scaled for value in row))
+        lambda i, j: upward.ratio_away(sum(row[i] * row[j] for row in exact[j:]), 2 * shift),
+        scale, lossy(scaled),
+        lambda j: Fraction(sum(row[j] * row[j] for row in exact), 1 << 2 * shift))
 
 
 def matrix_sensitivity(matrix: tuple[tuple[float, ...], ...] | Columns, times: int = 1,
@@ -335,8 +338,10 @@ def _scaled_sensitivity(columns: Columns, times: int, separation: int) -> Sensit
     squares = list(columns.squares)
     steps = len(squares)
     count = participations(steps, times, separation)
-    if count == 1:
-        return Sensitivity(upward.sqrt_up(max(squares)), True, "the largest column norm (exact)")
+    if count == 1:  # (the largest exact square is among those rounded up to the largest)
+        largest = max(squares)
+        square = max(columns.square(j) for j, q in enumerate(squares) if q == largest)
+        return Sensitivity(upward.root_up(square), True, "the largest column norm (exact)")
     if disjoint_columns(columns, separation):
         return Sensitivity(upward.sqrt_up(_best_separated(squares, count, separation)), True,
                            f"columns {separation} apart touch disjoint rows: the largest "
@@ -382,24 +387,26 @@ def _separated(gram: Callable[[int, int], float], steps: int, count: int, separa
 
 def _best_separated(values: list[float], count: int, separation: int) -> float:
     """The largest sum of at most ``count`` of the non-negative ``values`` at indices at
-    least ``separation`` apart (dynamic programming over the indices), rounded up."""
+    least ``separation`` apart (dynamic programming over the indices, in integers:
+    exact), rounded up."""
     steps = len(values)
-    add_up = upward.add_up
-    previous = [0.0] * (steps + separation)
+    numbers, shift = upward.as_integers(values)
+    previous = [0] * (steps + separation)
     for _ in range(count):
-        current = [0.0] * (steps + separation)
+        current = [0] * (steps + separation)
         for i in reversed(range(steps)):
-            current[i] = max(current[i + 1], add_up(values[i], previous[i + separation]))
+            current[i] = max(current[i + 1], numbers[i] + previous[i + separation])
         previous = current
-    return previous[0]
+    return upward.ratio_up(previous[0], shift)
 
 
-def _toeplitz_gram(coefficients: tuple[float, ...], steps: int, i: int, j: int) -> float:
-    """(CᵀC)_ij of the banded Toeplitz strategy, i ≤ j: Σ_r c[r − i]·c[r − j] over the
-    rows r ≥ j that both columns reach."""
-    end = min(steps, i + len(coefficients))
-    return upward.sum_away(part for r in range(j, end)
-                           for part in upward.two_product(coefficients[r - i], coefficients[r - j]))
+def _toeplitz_gram(numbers: list[int], shift: int, steps: int, i: int, j: int) -> float:
+    """(CᵀC)_ij of the banded Toeplitz strategy, i ≤ j, rounded away from 0: Σ_r
+    c[r − i]·c[r − j] over the rows r ≥ j that both columns reach, its coefficients
+    given as integers over 2^``shift`` (``upward.as_integers``)."""
+    end = min(steps, i + len(numbers))
+    return upward.ratio_away(sum(map(operator.mul, numbers[j - i:end - i], numbers[:end - j])),
+                             2 * shift)
 
 
 def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,

@@ -5,13 +5,15 @@ to the next double above it, and the exact one itself when it is a double.
 Products are split exactly (Dekker 1971: p + e = a·b, with a and b at most 2⁹⁹⁶ and
 a·b 0 or at least 2⁻⁹⁶⁰; smaller products may lose what falls below double range),
 sums are ``math.fsum``'s, exactly rounded, whose remainder's sign says which way it
-rounded.  Pure Python: ``privspec validate`` imports this layer.
+rounded; or the doubles are taken as integers over one power of 2 (``as_integers``),
+whose sums of products are exact.  Pure Python: ``privspec validate`` imports this layer.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 #: 2²⁷ + 1: Veltkamp's constant, splitting a double into two of 26 bits.
@@ -54,14 +56,6 @@ def sum_away(terms: Iterable[float]) -> float:
     return -sum_up(-value for value in values)
 
 
-def add_up(a: float, b: float) -> float:
-    """a + b rounded up (Knuth's two-sum gives the rounding error exactly)."""
-    total = a + b
-    b_part = total - a
-    error = (a - (total - b_part)) + (b - b_part)
-    return math.nextafter(total, math.inf) if error > 0 else total
-
-
 def product_up(a: float, b: float) -> float:
     """a·b rounded up (a·b at least 2⁻⁹⁶⁰, or 0)."""
     product, error = two_product(a, b)
@@ -75,6 +69,32 @@ def sqrt_up(x: float) -> float:
     return math.nextafter(root, math.inf) if math.fsum([square, error, -x]) < 0 else root
 
 
-def squares_up(values: Iterable[float]) -> float:
-    """Σ v² over ``values``, exactly, rounded up."""
-    return sum_up(part for value in values for part in two_product(value, value))
+def root_up(square: Fraction) -> float:
+    """√``square`` (exact, ≥ 0), rounded up: the least double whose square is at least it."""
+    root = math.sqrt(float(square))
+    while Fraction(root) ** 2 < square:
+        root = math.nextafter(root, math.inf)
+    while root > 0 and Fraction(math.nextafter(root, 0.0)) ** 2 >= square:
+        root = math.nextafter(root, 0.0)
+    return root
+
+
+def as_integers(values: Iterable[float]) -> tuple[list[int], int]:
+    """The (finite) ``values`` as integers n and one shift s: each value is n / 2^s,
+    exactly, so that sums of their products are exact integers (``ratio_up``)."""
+    ratios = [value.as_integer_ratio() for value in values]
+    shift = max((denominator.bit_length() - 1 for _, denominator in ratios), default=0)
+    return [numerator << (shift - denominator.bit_length() + 1)
+            for numerator, denominator in ratios], shift
+
+
+def ratio_up(number: int, shift: int) -> float:
+    """number / 2^shift, exactly, rounded up (Python divides integers exactly rounded)."""
+    value = number / (1 << shift)
+    numerator, denominator = value.as_integer_ratio()
+    return math.nextafter(value, math.inf) if numerator << shift < number * denominator else value
+
+
+def ratio_away(number: int, shift: int) -> float:
+    """number / 2^shift, exactly, rounded away from 0."""
+    return ratio_up(number, shift) if number >= 0 else -ratio_up(-number, shift)
