@@ -588,12 +588,13 @@ def _npy(header: str, data: bytes, version: int = 1) -> bytes:
             + text + data)
 
 
-def _refusal(tmp_path: Path, data: bytes, steps: int, command: str = "validate") -> str:
+def _refusal(tmp_path: Path, data: bytes, steps: int, command: str = "validate",
+             sha: str = "") -> str:
     """The one error line of ``privspec COMMAND`` on a spec naming ``data`` as its
-    strategy (exit 2, no traceback)."""
+    strategy (exit 2, no traceback), with its SHA-256 or ``sha``."""
     (tmp_path / "s.npy").write_bytes(data)
     (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
-        file="s.npy", sha=hashlib.sha256(data).hexdigest(), steps=steps,
+        file="s.npy", sha=sha or hashlib.sha256(data).hexdigest(), steps=steps,
         participation="{once: {}}"), encoding="utf-8")
     done = _privspec([command] if command == "validate" else
                      ["--no-cache", command, "-o", str(tmp_path / "bad.md")], tmp_path)
@@ -606,13 +607,16 @@ def _refusal(tmp_path: Path, data: bytes, steps: int, command: str = "validate")
 def test_a_npy_header_longer_than_numpy_reads_is_refused_before_it_is_parsed(
         tmp_path: Path) -> None:
     """A header padded to 200,000 bytes (one of 10 MB took a minute and 4.8 GB to
-    parse): refused from its stated length, as NumPy refuses one over 10,000 bytes."""
+    parse): refused from its stated length, in the file's first bytes, as NumPy refuses
+    one over 10,000 bytes."""
     from privspec.spec.npy_header import MAX_HEADER_BYTES, NpyHeaderError, npy_header
 
     header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }"
     data = _npy(header.ljust(200_000) + "\n", np.ones(1).tobytes(), 2)
     line = _refusal(tmp_path, data, 1)
     assert "its .npy header has 200,001 bytes, more than the 10,000 NumPy reads" in line
+    # from the file's first bytes, before it is read whole (and its digest checked)
+    assert "200,001 bytes" in _refusal(tmp_path, data, 1, sha="0" * 64)
     huge = _npy(header.ljust(10_000_000) + "\n", b"", 3)
     with pytest.raises(NpyHeaderError, match="10,000,001 bytes"):
         npy_header(huge)

@@ -19,7 +19,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from privspec.spec.named_file import NamedFileError, located, read_named
-from privspec.spec.npy_header import NpyHeaderError, is_npy, npy_header
+from privspec.spec.npy_header import (
+    START_BYTES,
+    NpyHeaderError,
+    header_length,
+    is_npy,
+    npy_header,
+)
 from privspec.spec.strategies import MAX_ENTRY, Columns, columns_of
 
 #: Largest strategy a file may give: n × n with n at most this (the evaluation reads
@@ -93,7 +99,8 @@ def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile
     """The file ``name``, its digest and shape checked (``matrix_size``), kept by its
     digest until its values are read."""
     if sha256 not in _CHECKED:
-        data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
+        data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN,
+                          (START_BYTES, _npy_start))
         _CHECKED[sha256] = _npy_file(data) if is_npy(data) else _csv_file(data)
     return _CHECKED[sha256]
 
@@ -119,6 +126,15 @@ def keep_columns(sha256: str, columns: Columns) -> None:
     run (its bytes are let go)."""
     _LOADED[sha256] = columns
     _CHECKED.pop(sha256, None)
+
+
+def _npy_start(data: bytes) -> None:
+    """Refuse a ``.npy`` file whose header is too long from its first bytes."""
+    if is_npy(data):
+        try:
+            header_length(data)
+        except NpyHeaderError as error:
+            raise MatrixFileError(str(error)) from None
 
 
 def _npy_file(data: bytes) -> StrategyFile:

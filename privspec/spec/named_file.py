@@ -14,11 +14,15 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from privspec.errors import Code
 
+#: How many of a file's first bytes to check, and the check (a ``NamedFileError`` when
+#: they show the file cannot be used, before the rest is read), or None.
+Start = tuple[int, Callable[[bytes], None]] | None
 #: A name that leaves the spec's folder as written: absolute, a drive, or a '..' part.
 _OUTSIDE = re.compile(r"^([/\\]|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
 
@@ -58,9 +62,10 @@ def located(name: str, spec_file: str | None, noun: str) -> Path:
     return path
 
 
-def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
+def read_capped(path: str | Path, limit: int, noun: str, start: Start = None) -> bytes:
     """The bytes of the file at ``path``; refused when it is missing, a directory,
-    unreadable or larger than ``limit`` bytes (checked before it is read)."""
+    unreadable or larger than ``limit`` bytes (checked before it is read), or when
+    ``start`` refuses its first bytes (before the rest is read)."""
     try:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
@@ -71,6 +76,9 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
         if info.st_size > limit:
             raise NamedFileError(_too_large(limit, noun), code=Code.IO_TOO_LARGE)
         with open(path, "rb") as handle:
+            if start is not None:
+                start[1](handle.read(start[0]))
+                handle.seek(0)
             data = handle.read(limit + 1)
     except FileNotFoundError:
         raise NamedFileError("no such file", code=Code.IO_NOT_FOUND) from None
@@ -95,10 +103,11 @@ def check_digest(data: bytes, sha256: str, name: str, noun: str) -> str:
     return digest
 
 
-def read_named(name: str, sha256: str, spec_file: str | None, limit: int, noun: str
-               ) -> bytes:
+def read_named(name: str, sha256: str, spec_file: str | None, limit: int, noun: str,
+               start: Start = None) -> bytes:
     """The bytes of the file ``name`` beside ``spec_file``, once it is inside the spec's
-    folder, at most ``limit`` bytes, and its SHA-256 is ``sha256``."""
-    data = read_capped(located(name, spec_file, noun), limit, noun)
+    folder, at most ``limit`` bytes, its first bytes are not refused by ``start``, and
+    its SHA-256 is ``sha256``."""
+    data = read_capped(located(name, spec_file, noun), limit, noun, start)
     check_digest(data, sha256, name, noun)
     return data

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 #: The most bytes a header may have (NumPy's own limit for parsing one safely; the
 #: headers it writes are far shorter).
 MAX_HEADER_BYTES = 10_000
+#: The bytes of a file that say whether it is a ``.npy`` file and its header's length.
+START_BYTES = 12
 _MAGIC = b"\x93NUMPY"
 
 
@@ -37,19 +39,27 @@ def is_npy(data: bytes) -> bool:
     return data.startswith(_MAGIC)
 
 
-def npy_header(data: bytes) -> NpyHeader:
-    """The header of the ``.npy`` file ``data``; its length is checked before it is
-    parsed (at most ``MAX_HEADER_BYTES``), and its ``descr`` must be a string, its
-    ``fortran_order`` a boolean and its ``shape`` a tuple of non-negative integers."""
+def header_length(data: bytes) -> tuple[int, int]:
+    """Where the header of the ``.npy`` file that starts with ``data`` (its first
+    ``START_BYTES`` suffice) starts, and its length, at most ``MAX_HEADER_BYTES``: a
+    file may be refused from its start, before it is read whole."""
     major = data[6] if len(data) > 6 else 0
     width = 2 if major == 1 else 4
     if not is_npy(data) or major not in (1, 2, 3) or len(data) < 8 + width:
         raise NpyHeaderError("not a .npy file of format version 1, 2 or 3")
-    start = 8 + width
-    length = int.from_bytes(data[8:start], "little")
+    length = int.from_bytes(data[8:8 + width], "little")
     if length > MAX_HEADER_BYTES:
         raise NpyHeaderError(f"its .npy header has {length:,} bytes, more than the "
                              f"{MAX_HEADER_BYTES:,} NumPy reads (np.save writes a short one)")
+    return 8 + width, length
+
+
+def npy_header(data: bytes) -> NpyHeader:
+    """The header of the ``.npy`` file ``data``; its length is checked before it is
+    parsed (``header_length``), and its ``descr`` must be a string, its
+    ``fortran_order`` a boolean and its ``shape`` a tuple of non-negative integers."""
+    start, length = header_length(data)
+    major = data[6]
     if len(data) < start + length:
         raise NpyHeaderError("the .npy file ends inside its header")
     try:  # version 3 headers are UTF-8, earlier ones Latin-1
