@@ -361,7 +361,7 @@ def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kin
 
 
 #: Bad files whose digest and shape are right: refused by the evaluation, not validation.
-BAD_VALUES = ("upper", "nan", "huge", "zero", "word", "underscore")
+BAD_VALUES = ("upper", "nan", "huge", "zero", "word", "underscore", "arabic")
 
 
 def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
@@ -385,6 +385,7 @@ def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[s
     ("zero", "file", "the diagonal must have no 0"),
     ("word", "file", "numbers only"),
     ("underscore", "file", "numbers only"),  # Python reads '1_0' as 10; CSV does not
+    ("arabic", "file", "numbers only"),  # Python reads '١' as 1; CSV does not
 ])
 def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: str,
                                                         field: str, says: str) -> None:
@@ -400,11 +401,11 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
     folder = tmp_path / "specs"
     folder.mkdir()
     file, sha = _write_strategy(folder, matrix, "csv")
-    if change in ("text", "word", "underscore"):  # a header line; a word in the last line
+    if change in ("text", "word", "underscore", "arabic"):  # a header; a word in the last line
         text = (folder / file).read_text(encoding="utf-8")
+        last = {"word": "one\n", "underscore": "1_0\n", "arabic": "\u0661\n"}
         (folder / file).write_text("a,b\n1,0\n" if change == "text" else
-                                   text[:-4] + ("one\n" if change == "word" else "1_0\n"),
-                                   encoding="utf-8")
+                                   text[:-4] + last[change], encoding="utf-8")
         sha = hashlib.sha256((folder / file).read_bytes()).hexdigest()
     if change == "sha":
         sha = "0" * 64
@@ -720,3 +721,19 @@ def test_a_sensitivity_is_the_true_one_rounded_up(entries: list[float], power: i
     truth = max(squares) if times == 1 else sum(sorted(squares)[-1:])
     found = matrix_sensitivity(tuple(map(tuple, rows)), times, 5).value
     assert Fraction(math.nextafter(found, 0.0)) ** 2 < truth <= Fraction(found) ** 2
+
+
+def test_a_float32_strategy_of_subnormal_entries_in_fortran_order_is_read_as_float64(
+        tmp_path: Path) -> None:
+    """float32's subnormals (1e-40) are float64 numbers: μ is their column norm over σ."""
+    matrix = np.asfortranarray((np.tril(np.ones((4, 4))) * 1e-40).astype("<f4"))
+    entry = float(matrix[0, 0])
+    np.save(tmp_path / "s.npy", matrix)
+    spec = tmp_path / "mf.privspec.yaml"
+    spec.write_text(MATRIX_SPEC.format(
+        file="s.npy", sha=hashlib.sha256((tmp_path / "s.npy").read_bytes()).hexdigest(),
+        steps=4, participation="{once: {}}").replace("noise_multiplier: 2",
+                                                     "noise_multiplier: 1e-40"),
+        encoding="utf-8")
+    assert privspec.evaluate(str(spec), cache=False).gdp.mu == pytest.approx(
+        2 * entry / 1e-40, rel=1e-15)

@@ -200,10 +200,11 @@ def csv_values(file: StrategyFile) -> Iterator[list[float]]:
 
 
 def _numbers(line: str) -> list[float]:
-    """The numbers of one CSV line (as CSV writes them: Python's '1_000' is not one)."""
+    """The numbers of one CSV line (as CSV writes them, in ASCII: Python's '1_000', or
+    its digits of other scripts, '١', are not)."""
     try:
-        if "_" in line:
-            raise ValueError(line)
+        if "_" in line or not line.isascii():
+            raise ValueError
         return [float(value) for value in line.split(",")]
     except ValueError:
         raise MatrixFileError("a CSV strategy holds numbers only, separated by commas, "
