@@ -89,7 +89,8 @@ class MatrixFile(_Strict):
     file: Annotated[str, Field(min_length=1, max_length=300)] = Field(
         description="The file, relative to the spec's directory and inside it: a NumPy "
         f".npy array of float64 or float32, or CSV (one row a line, commas between values, "
-        f"no header); n ≤ {MAX_MATRIX_STEPS:,}.")
+        f"no header); n ≤ {MAX_MATRIX_STEPS:,}, each entry at most {MAX_ENTRY:g} in "
+        "magnitude.")
     sha256: Annotated[str, Field(pattern="^[0-9a-f]{64}$")] = Field(
         description="The file's SHA-256 (lower-case hex, as sha256sum prints it): the spec "
         "names its exact content, and a different file is refused.")
