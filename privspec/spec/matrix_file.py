@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from privspec.spec.named_file import NamedFileError, located, read_named
+from privspec.spec.named_file import Beside, NamedFileError, check_inside, read_named
 from privspec.spec.npy_header import (
     START_BYTES,
     NpyHeaderError,
@@ -75,19 +75,20 @@ class StrategyFile:
     fortran: bool = False
 
 
-def matrix_size(name: str, sha256: str, spec_file: str | None) -> int:
+def matrix_size(name: str, sha256: str, spec_file: Beside) -> int:
     """n, for the n × n matrix in ``name`` (relative to the spec file's directory, or
-    the working directory for a spec without a file), whose SHA-256 must be ``sha256``:
+    the working directory for a spec without a file, or in the git revision's folder the
+    spec was read from), whose SHA-256 must be ``sha256``:
     what validation checks (where the file is, its size, digest, header and shape),
     without reading its values (``load_matrix`` does, at evaluation).  A file already
     read with that digest is not read again; its name is still held to the spec's
-    folder."""
+    folder (and, in a git revision, to a file there)."""
     if sha256 in _LOADED or sha256 in _CHECKED:
-        located(name, spec_file, NOUN)
+        check_inside(name, spec_file, NOUN)
     return checked_size(name, sha256, spec_file)
 
 
-def checked_size(name: str, sha256: str, spec_file: str | None = None) -> int:
+def checked_size(name: str, sha256: str, spec_file: Beside = None) -> int:
     """``matrix_size`` of a file validation checked (kept by its digest), without
     holding its name to a folder again."""
     if sha256 in _LOADED:
@@ -95,7 +96,7 @@ def checked_size(name: str, sha256: str, spec_file: str | None = None) -> int:
     return strategy_file(name, sha256, spec_file).size
 
 
-def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile:
+def strategy_file(name: str, sha256: str, spec_file: Beside) -> StrategyFile:
     """The file ``name``, its digest and shape checked (``matrix_size``), kept by its
     digest until its values are read."""
     if sha256 not in _CHECKED:
@@ -105,7 +106,7 @@ def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile
     return _CHECKED[sha256]
 
 
-def load_matrix(name: str, sha256: str, spec_file: str | None) -> Columns:
+def load_matrix(name: str, sha256: str, spec_file: Beside) -> Columns:
     """The ``Columns`` of the matrix in ``name`` (``matrix_size``'s checks first), each
     value read and checked (in range, lower-triangular, with no 0 on the diagonal): those
     the evaluation kept (``keep_columns``), else read here in pure Python."""

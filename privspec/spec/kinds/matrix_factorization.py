@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field, ValidationInfo, model_validator
 
 from privspec.spec.base import (
-    SPEC_FILE,
+    NAMED_FILES,
     Count,
     PositiveFloat,
     Probability,
@@ -98,7 +98,7 @@ class MatrixFile(_Strict):
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> MatrixFile:
         try:
-            matrix_size(self.file, self.sha256, (info.context or {}).get(SPEC_FILE))
+            matrix_size(self.file, self.sha256, (info.context or {}).get(NAMED_FILES))
         except NamedFileError as error:
             field = "sha256" if error.about == "sha256" else "file"
             raise_if([conflict(field, str(error), getattr(self, field))], "MatrixFile")
