@@ -698,6 +698,9 @@ def test_a_sensitivity_is_rounded_up_never_down() -> None:
     assert matrix_sensitivity(((1.0, 0.0), (2.0 ** -600, 1.0))).value > 1.0
     assert matrix_sensitivity(((3.0, 0.0), (4.0, 1.0))).value == 5.0
     assert matrix_sensitivity(((5e-324, 0.0), (0.0, 5e-324))).value >= 5e-324
+    # 1e-130 / 2⁶⁶⁴ (the scaling of 1e200) is 0: what it adds is still rounded up
+    assert matrix_sensitivity(((1e200, 0.0), (1e-130, 1e200))).value > 1e200
+    assert toeplitz_sensitivity((1e200, 1e-130), 4).value > 1e200
     assert toeplitz_sensitivity((1.0, 2.0 ** -30), 4).value == math.nextafter(1.0, 2)
     assert toeplitz_sensitivity((3.0, 4.0), 4).value == 5.0
 

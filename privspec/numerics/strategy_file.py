@@ -84,7 +84,9 @@ def _columns(file: StrategyFile, spec: Spec) -> Columns:
     last = np.where(touched.any(axis=0), size - 1 - touched[::-1].argmax(axis=0), -1)
     del touched
     scale = scale_of(largest)
-    matrix /= scale  # (exact: a power of 2, as ``columns_of`` divides)
+    tiny = upward.TINY * scale  # (``lossy``)
+    lossy = any(((column != 0) & (np.abs(column) < tiny)).any() for column in matrix.T)
+    matrix /= scale  # (exact but below double range: a power of 2, as ``columns_of`` divides)
 
     def gram(i: int, j: int) -> float:
         return upward.sum_away(_products(matrix[j:, i], matrix[j:, j]))
@@ -95,7 +97,6 @@ def _columns(file: StrategyFile, spec: Spec) -> Columns:
         return Fraction(sum(numbers), 1 << shift)
 
     squares = tuple(upward.sum_up(_products(matrix[:, j], matrix[:, j])) for j in range(size))
-    lossy = any(((column != 0) & (np.abs(column) < upward.TINY)).any() for column in matrix.T)
     return Columns(squares, tuple(first.tolist()), tuple(last.tolist()), gram, scale, lossy,
                    square)
 

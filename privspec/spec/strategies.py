@@ -61,11 +61,13 @@ def scale_of(largest: float) -> float:
     return math.ldexp(1.0, math.frexp(largest)[1] - 1) if largest > 0 else 1.0
 
 
-def lossy(scaled: Iterable[float]) -> bool:
-    """Whether a strategy whose largest entry is in [1, 2) has one so small (below
-    ``upward.TINY``, not 0) that its products may lose what falls below double range:
-    less, all together, than the last digit of a sensitivity of at least 1."""
-    return any(0 < abs(value) < upward.TINY for value in scaled)
+def lossy(values: Iterable[float], scale: float) -> bool:
+    """Whether a strategy divided by ``scale`` (its largest entry then in [1, 2)) has an
+    entry so small (below ``upward.TINY``, not 0) that it, or its products, may lose what
+    falls below double range: less, all together, than the last digit of a sensitivity
+    of at least 1.  (``upward.TINY`` × ``scale`` is exact, or 0 where no entry can be
+    that small.)"""
+    return any(0 < abs(value) < upward.TINY * scale for value in values)
 
 
 def _rounded_up(found: Sensitivity, scale: float, lost: bool) -> Sensitivity:
@@ -75,7 +77,7 @@ def _rounded_up(found: Sensitivity, scale: float, lost: bool) -> Sensitivity:
     (``lossy``), and where the product falls below double range."""
     value = math.nextafter(found.value, math.inf) if lost else found.value
     scaled = value * scale
-    if scaled / scale < value:  # (exact but below double range)
+    if scaled / scale < value:  # (exact, unless below double range)
         scaled = math.nextafter(scaled, math.inf)
     return replace(found, value=scaled)
 
@@ -248,7 +250,8 @@ def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int
     into [1, 2) (``scale_of``), so that their squares stay within double range."""
     scale = scale_of(max(map(abs, coefficients)))
     scaled = tuple(c / scale for c in coefficients)
-    return _rounded_up(_toeplitz(scaled, steps, times, separation), scale, lossy(scaled))
+    return _rounded_up(_toeplitz(scaled, steps, times, separation), scale,
+                       lossy(coefficients, scale))
 
 
 def _toeplitz(coefficients: tuple[float, ...], steps: int, times: int,
@@ -317,7 +320,7 @@ def columns_of(rows: tuple[tuple[float, ...], ...]) -> Columns:
         tuple(next((i for i in reversed(range(steps)) if rows[i][j]), -1)
               for j in range(steps)),
         lambda i, j: upward.ratio_away(sum(row[i] * row[j] for row in exact[j:]), 2 * shift),
-        scale, lossy(scaled),
+        scale, lossy((value for row in rows for value in row), scale),
         lambda j: Fraction(sum(row[j] * row[j] for row in exact), 1 << 2 * shift))
 
 
