@@ -5,7 +5,8 @@ pure Python); here every value is read and checked as that module would (in rang
 lower-triangular, no 0 on the diagonal: the same words), within the memory budget, and
 what the sensitivity needs of the matrix (``privspec.spec.strategies.Columns``: each
 column's squared norm and the rows it touches, Gram entries on demand, each rounded
-outward as ``privspec.spec.upward`` rounds, so the same as pure Python's) is kept for the rest of the run.
+outward from its exact value as ``privspec.spec.upward`` rounds, so the same as pure
+Python's) is kept for the rest of the run.
 """
 
 from __future__ import annotations

@@ -213,8 +213,8 @@ def _numbers(line: str) -> list[float]:
 
 
 def _checked(rows: list[list[float]]) -> Matrix:
-    """The rows (of a file whose shape is checked), once in range (``MAX_ENTRY``), lower-triangular and
-    with a non-zero diagonal."""
+    """The rows (of a file whose shape is checked), once in range (``MAX_ENTRY``),
+    lower-triangular and with a non-zero diagonal."""
     size = len(rows)
     if not all(abs(value) <= MAX_ENTRY for row in rows for value in row):  # (NaN too)
         raise MatrixFileError(OUT_OF_RANGE)

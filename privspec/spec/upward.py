@@ -1,6 +1,6 @@
 """Double arithmetic rounded up (or away from 0), for figures that must never be printed
-below the true value (a strategy's sensitivity): each result is the exact one rounded
-to the next double above it, and the exact one itself when it is a double.
+below the true value (a strategy's sensitivity): each result is the least double at or
+above the exact one (the exact one itself when it is a double).
 
 Products are split exactly (Dekker 1971: p + e = a·b, with a and b at most 2⁹⁹⁶ and
 a·b 0 or at least 2⁻⁹⁶⁰; smaller products may lose what falls below double range),
