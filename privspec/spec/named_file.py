@@ -16,11 +16,15 @@ import os
 import re
 import stat
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from privspec.errors import Code
 
+#: How many of a file's first bytes to check, and the check (a ``NamedFileError`` when
+#: they show the file cannot be used, before the rest is read), or None.
+Start = tuple[int, Callable[[bytes], None]] | None
 #: A name that leaves the spec's folder as written: absolute, a drive, or a '..' part.
 _OUTSIDE = re.compile(r"^([/\\]|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
 
@@ -79,9 +83,10 @@ def located(name: str, spec_file: str | None, noun: str) -> Path:
     return path
 
 
-def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
+def read_capped(path: str | Path, limit: int, noun: str, start: Start = None) -> bytes:
     """The bytes of the file at ``path``; refused when it is missing, a directory,
-    unreadable or larger than ``limit`` bytes (checked before it is read)."""
+    unreadable or larger than ``limit`` bytes (checked before it is read), or when
+    ``start`` refuses its first bytes (before the rest is read)."""
     try:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
@@ -92,6 +97,9 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
         if info.st_size > limit:
             raise NamedFileError(too_large(limit, noun), code=Code.IO_TOO_LARGE)
         with open(path, "rb") as handle:  # (read(n) allocates n bytes: no more than needed)
+            if start is not None:
+                start[1](handle.read(start[0]))
+                handle.seek(0)
             data = handle.read(min(info.st_size, limit) + 1)
             if len(data) > info.st_size:  # it grew since it was measured
                 data += handle.read(limit + 1 - len(data))
@@ -130,13 +138,17 @@ def check_inside(name: str, beside: Beside, noun: str) -> None:
     beside.check(name, noun)
 
 
-def read_named(name: str, sha256: str, beside: Beside, limit: int, noun: str) -> bytes:
+def read_named(name: str, sha256: str, beside: Beside, limit: int, noun: str,
+               start: Start = None) -> bytes:
     """The bytes of the file ``name`` beside the spec (``beside``), once it is inside the
-    spec's folder, at most ``limit`` bytes, and its SHA-256 is ``sha256``."""
+    spec's folder, at most ``limit`` bytes, its first bytes are not refused by ``start``,
+    and its SHA-256 is ``sha256``."""
     if isinstance(beside, Folder):
         check_inside(name, beside, noun)
         data = beside.read(name, limit, noun)
+        if start is not None:
+            start[1](data[:start[0]])
     else:
-        data = read_capped(located(name, beside, noun), limit, noun)
+        data = read_capped(located(name, beside, noun), limit, noun, start)
     check_digest(data, sha256, name, noun)
     return data
