@@ -147,7 +147,7 @@ def test_malformed_rows_are_recomputed_not_trusted_nor_crashed_on(tmp_path: Path
     grid, key = _grid()
     header = json.dumps({"privspec sweep journal": 2, "sweep": key})
     bad = [_sealed(key, entry) for entry in _malformed(grid)]
-    garbage = ["{", "[" * 100_000, '{"mu": NaN}', '{"point": ' + "1" * 5000 + "}",
+    garbage = ["{", "[" * 20_000, '{"mu": NaN}', '{"point": ' + "1" * 5000 + "}",
                '{"mu": 1e999}']
     body = "\n".join([header, *bad, *garbage]) + "\n"
     (tmp_path / "j").write_bytes(body.encode() + b"\xff\xfe\x00 binary\n"
@@ -217,3 +217,14 @@ def test_the_consistency_slack_is_the_largest_floor() -> None:
     from privspec.workflows.sweep import CONSISTENCY_SLACK
 
     assert LARGEST_FLOOR <= CONSISTENCY_SLACK < 2 * LARGEST_FLOOR
+
+
+def test_the_journal_is_never_written_through_a_link_beside_it(tmp_path: Path) -> None:
+    """The journal is started at FILE.new and renamed: a symbolic link found there was
+    followed, and the file it named truncated."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    (tmp_path / "j.new").symlink_to(precious)
+    done = _sweep(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert precious.read_text() == "keep me\n"

@@ -51,7 +51,8 @@ SchedulerFile = Annotated[str | None, typer.Option(
     "(dask scheduler --scheduler-file).", show_default=False)]
 Resume = Annotated[bool, typer.Option(
     "--resume", help="Keep the rows of a stopped run of this sweep (its journal) and "
-    "compute only the missing points.")]
+    "compute only the missing points (and those whose rows are of another sweep, altered "
+    "or malformed).")]
 JournalOption = Annotated[str | None, typer.Option(
     "--journal", metavar="FILE", help="Where finished rows are kept as they finish "
     "(default: the first --output with .journal appended; removed once every file is "

@@ -79,8 +79,9 @@ class Journal:
 
     HEADER = "privspec sweep journal"
     FORMAT = 2
-    #: The longest line read (a row is well under it; a longer one is not used).
-    MAX_LINE = 1 << 20
+    #: The longest line read (a row is well under it: a few hundred bytes, a refusal's
+    #: text a few thousand; a longer line is not used).
+    MAX_LINE = 1 << 16
 
     def __init__(self, path: str, sweep: str, resume: Sequence[Point] | None = None) -> None:
         self.path, self.sweep = path, sweep
@@ -89,7 +90,12 @@ class Journal:
         if resume is not None:
             self._read(resume)
         # Started again beside it and renamed over it: a run killed now loses no row.
-        self.handle: IO[str] = open(path + ".new", "w", encoding="utf-8")  # noqa: SIM115
+        # (Whatever was at FILE.new is replaced, never written through: a symbolic link
+        # there is not followed.)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + ".new")
+        created = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        self.handle: IO[str] = os.fdopen(created, "w", encoding="utf-8")
         self._append({self.HEADER: self.FORMAT, "sweep": sweep},
                      *(self._sealed(finished) for finished in self.rows.values()))
         os.replace(path + ".new", path)
