@@ -216,8 +216,10 @@ def row(point: Point, report: Report | None, refusal: str | None = None) -> dict
 ROW_FIELDS = ("point", "values", "key", "status", "mu", "regret", "tier", "advantage",
               "epsilons", "caveats", "spec_sha256", "refusal")
 #: The slack of ``is_row_of``'s consistency check: the largest floor τ a report may use
-#: (its μ is claimed as f ≥ G_μ − τ: ``report.assembly.LARGEST_FLOOR``), and rounding.
-CONSISTENCY_SLACK = 1e-3 + 1e-9
+#: (its μ is claimed as f ≥ G_μ − τ: ``report.assembly.LARGEST_FLOOR``, 10⁻³), and the
+#: most a closed-form μ within ``BOUND_MARGIN`` (0.1 %) below the numerical one moves
+#: 2Φ(μ/2) − 1 under the numerical advantage (10⁻³ · max μφ(μ/2) < 5·10⁻⁴), rounded up.
+CONSISTENCY_SLACK = 2e-3
 _CAVEAT_CODE = re.compile(r"[a-z0-9-]{1,60}/[a-z0-9-]{1,60}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
