@@ -148,7 +148,8 @@ def test_malformed_rows_are_recomputed_not_trusted_nor_crashed_on(tmp_path: Path
     header = json.dumps({"privspec sweep journal": 2, "sweep": key})
     bad = [_sealed(key, entry) for entry in _malformed(grid)]
     garbage = ["{", "[" * 20_000, '{"mu": NaN}', '{"point": ' + "1" * 5000 + "}",
-               '{"mu": 1e999}']
+               '{"mu": 1e999}', json.dumps({"sweep": key, "refusal": "\ud800",
+                                            "checksum": "0" * 64})]
     body = "\n".join([header, *bad, *garbage]) + "\n"
     (tmp_path / "j").write_bytes(body.encode() + b"\xff\xfe\x00 binary\n"
                                  + b"x" * (Journal.MAX_LINE + 10) + b"\n"

@@ -190,14 +190,14 @@ def _parsed(line: bytes) -> Any:
 
 
 def _checksum(entry: dict[str, Any]) -> str | None:
-    """SHA-256 of ``entry``'s canonical JSON (None when it holds a number JSON cannot
-    write)."""
+    """SHA-256 of ``entry``'s canonical JSON as UTF-8 (None when it holds what JSON or
+    UTF-8 cannot write: a NaN, a lone surrogate)."""
     try:
         text = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False)
-    except ValueError:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except ValueError:  # (UnicodeEncodeError is one)
         return None
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _worker_started() -> None:
