@@ -814,7 +814,15 @@ def run_audit(spec: Spec, spec_path: str, settings: AuditSettings, *,
     scores = scores_for(settings, spec_path)
     report = evaluate(spec, spec_path=spec_path, memory_budget=memory_budget,
                       time_budget=time_budget)
-    return audit_report(report, scores, settings.confidence, holdout=settings.holdout)
+    return audited(report, scores, settings)
+
+
+def audited(report: Report, scores: Scores, settings: AuditSettings) -> AuditOutcome:
+    """The statements an audit makes, the one place that decides them (``privspec
+    audit``, ``check`` and a report's section all come here): the boxes (held out or
+    not, as ``settings`` say), and the one-run bound when ``settings`` ask for it."""
+    return audit_report(report, scores, settings.confidence, holdout=settings.holdout,
+                        one_run_bound=settings.one_run)
 
 
 def box_words(box: Box, allowed: float | None = None) -> str:
@@ -831,14 +839,28 @@ def box_words(box: Box, allowed: float | None = None) -> str:
     return words
 
 
-def contradiction_message(outcome: AuditOutcome, scores: str) -> str:
-    """The clearest contradiction of an audit in one sentence."""
+def one_run_words(bound: OneRunBound, certified: float | None) -> str:
+    """A one-run bound that contradicts the certified ε, in words (rounded against the
+    attack's claim: the bound down, the certified ε up)."""
     from privspec.report import formatting as fmt
 
-    box, allowed = outcome.contradictions[0]
+    return (f"the one-run bound ε ≥ {fmt.format_number(bound.epsilon_lower, 'down')} at "
+            f"δ = {fmt.format_number(bound.delta, 'nearest')} exceeds the certified "
+            f"ε = {fmt.fmt_epsilon(certified)}")
+
+
+def contradiction_message(outcome: AuditOutcome, scores: str) -> str:
+    """The clearest contradiction of an audit in one sentence: a box's, else the
+    one-run bound's."""
+    from privspec.report import formatting as fmt
+
     confidence = fmt.fmt_chance(outcome.statistics.confidence, "unicode", "nearest")
+    if outcome.contradictions:
+        words = box_words(*outcome.contradictions[0])
+    else:
+        words = one_run_words(*outcome.one_run_contradictions[0])
     return (f"audit of {scores}: contradiction at {confidence} confidence: "
-            f"{box_words(box, allowed)}: the implementation, the spec or the run is wrong")
+            f"{words}: the implementation, the spec or the run is wrong")
 
 
 def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCurve
@@ -875,7 +897,6 @@ def audit_section(outcome: AuditOutcome, scores: Scores, certified: CertifiedCur
 
 def with_audit(report: Report, scores: Scores, settings: AuditSettings) -> Report:
     """``report`` with the section of its audit by ``scores``."""
-    outcome = audit_report(report, scores, settings.confidence, holdout=settings.holdout,
-                           one_run_bound=settings.one_run)
+    outcome = audited(report, scores, settings)
     section = audit_section(outcome, scores, certified_curve(report))
     return report.model_copy(update={"audit": section})
