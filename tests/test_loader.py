@@ -153,6 +153,22 @@ def test_unknown_key_without_a_close_match_lists_the_allowed_keys() -> None:
     assert problem.message == "unknown key 'colour'; allowed keys: scale, epsilon, sensitivity"
 
 
+@pytest.mark.parametrize("key", ["k" * 500_000, "odd key " * 60_000])
+def test_a_long_key_is_quoted_short_in_the_path_and_the_message(key: str) -> None:
+    """A key of half a megabyte (an explicit '? ' key) made a line of half a megabyte."""
+    problem = _one(HEAD + f"mechanism:\n  gaussian: {{sigma: 1, ? {key} : 3}}\n")
+    assert problem.path.startswith("mechanism.gaussian") and len(problem.path) < 100
+    assert problem.message.startswith("unknown key ") and len(problem.message) < 200
+    assert len(format_gcc_line(problem)) < 400
+
+
+def test_a_mechanism_of_many_keys_lists_a_few() -> None:
+    keys = ", ".join(f"k{i}: 1" for i in range(10_000))
+    problem = _one(HEAD + f"mechanism: {{{keys}}}\n")
+    assert problem.message.startswith("a mechanism is a mapping with exactly one key, its "
+                                      "kind (got 10000 keys: 'k0', 'k1', 'k2', 'k3', 'k4', …)")
+
+
 def test_unknown_kind_lists_every_kind_and_suggests_one() -> None:
     problem = _one(HEAD + "mechanism:\n  laplase: {scale: 1}\n")
     assert problem.code == "spec/unknown-kind"

@@ -146,8 +146,8 @@ def _audit_failed(path: str, spec: Spec, scores: str | None, output_format: Chec
     except PrivspecError as error:
         refused("check", error, path, path, github=output_format is CheckFormat.github)
         return None
-    if not outcome.contradictions:
-        return False  # (the one-run bound is privspec audit --one-run's, not a gate's)
+    if not outcome.contradicted:
+        return False
     message = contradiction_message(outcome, settings.scores)
     if output_format is CheckFormat.github:
         typer.echo(format_diagnostics([Diagnostic(

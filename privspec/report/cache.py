@@ -76,7 +76,7 @@ def load(entry_key: str, spec_path: str | None) -> Report | None:
         return None
     try:
         report = Report.model_validate(json.loads(body))
-    except (ValueError, ValidationError):
+    except (ValueError, ValidationError, RecursionError):
         return None
     return report.model_copy(update={"spec_path": spec_path})
 

@@ -20,11 +20,13 @@ bypass it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -138,9 +140,9 @@ def read(entry_key: str) -> bytes | None:
     header names this layout and key and its checksum is right."""
     try:
         path = directory() / f"{entry_key}{_SUFFIX}"
-        header_line, newline, body = path.read_bytes().partition(b"\n")
+        header_line, newline, body = _regular_file_bytes(path, MAX_BYTES).partition(b"\n")
         header = json.loads(header_line)
-    except (OSError, ValueError):  # JSON errors are ValueErrors
+    except (OSError, ValueError, RecursionError):  # JSON errors are ValueErrors
         return None
     if not newline or header != {"format": ENTRY_FORMAT, "key": entry_key,
                                  "sha256": hashlib.sha256(body).hexdigest()}:
@@ -148,6 +150,19 @@ def read(entry_key: str) -> bytes | None:
     with contextlib.suppress(OSError):  # a read-only cache still answers
         os.utime(path)
     return body
+
+
+def _regular_file_bytes(path: Path, most: int) -> bytes:
+    """The bytes of the regular file at ``path``; OSError for anything else (a FIFO or a
+    device is not waited on or read without end: opened without blocking or following
+    a link) or a file over ``most`` bytes."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        found = os.fstat(descriptor)
+        if not stat.S_ISREG(found.st_mode) or found.st_size > most:
+            raise OSError(errno.EINVAL, "not an entry", str(path))
+        return handle.read(most + 1)
 
 
 def write(entry_key: str, body: bytes) -> None:

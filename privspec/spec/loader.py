@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from privspec.errors import Code
-from privspec.spec.base import SPEC_FILE
+from privspec.spec.base import NAMED_FILES, SPEC_FILE
 from privspec.spec.diagnostics import Diagnostic, SpecError
 from privspec.spec.messages import (
     LISTED_PROBLEMS,
@@ -40,6 +40,7 @@ from privspec.spec.models import (
     conflicts_beside_field_errors,
     relation_problems,
 )
+from privspec.spec.named_file import Folder
 from privspec.spec.yaml_reader import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -93,22 +94,25 @@ def _conflict_errors(data: Any) -> list[ErrorDetails]:
             for path, message, value in conflicts_beside_field_errors(mechanism)]
 
 
-def load_spec_text(text: str, filename: str = "<string>", spec_file: str | None = None
-                   ) -> Spec:
+def load_spec_text(text: str, filename: str = "<string>",
+                   spec_file: str | Folder | None = None) -> Spec:
     """Parse and validate a spec given as text; ``filename`` names it in diagnostics,
     and the files the spec names are found beside ``spec_file`` (by default
-    ``filename``, when it names a file; else the working directory).
+    ``filename``, when it names a file; else the working directory), or in the
+    :class:`Folder` given (a git revision's).
 
-    Raises :class:`SpecError` with every problem found.
+    Raises :class:`SpecError` with every problem found (``messages.listed``: the first
+    ``LISTED_PROBLEMS`` in the file, and how many more).
     """
     data, builder = read_text(text, filename)
     diagnostics, more = _reading_problems(builder, filename)
     errors = _relation_errors(data)
+    file = None if filename.startswith("<") else filename
     try:
-        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True,
-                                                  SPEC_FILE: spec_file or (
-                                                      None if filename.startswith("<")
-                                                      else filename)})
+        spec = Spec.model_validate(data, context={
+            RELATION_CHECKED_BY_CALLER: True,
+            SPEC_FILE: spec_file if isinstance(spec_file, str) else file,
+            NAMED_FILES: file if spec_file is None else spec_file})
     except ValidationError as error:
         errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:
@@ -165,6 +169,13 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         reason = error.strerror or str(error)
         raise SpecError([Diagnostic(filename, 1, 1, "", f"cannot read the file: {reason}",
                                     Code.IO_UNREADABLE)]) from None
+    return load_spec_bytes(data, filename)
+
+
+def load_spec_bytes(data: bytes, filename: str, spec_file: str | Folder | None = None
+                    ) -> Spec:
+    """The spec in ``data``, the content of a spec file (at most ``MAX_FILE_BYTES``,
+    UTF-8), as :func:`load_spec_text` reads it.  Raises :class:`SpecError`."""
     if len(data) > MAX_FILE_BYTES:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     f"larger than {MAX_FILE_BYTES:,} bytes; a spec is a short "
@@ -176,7 +187,7 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         raise SpecError([diagnostic_at(filename, prefix, len(prefix), Code.IO_ENCODING,
                              f"not UTF-8 text: byte 0x{data[error.start]:02X} cannot be "
                              "decoded (is this a binary file?)")]) from None
-    return load_spec_text(text, filename)
+    return load_spec_text(text, filename, spec_file)
 
 
 def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
@@ -195,7 +206,8 @@ def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
     return line + 1, column + 1
 
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_text",
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_bytes",
+           "load_spec_text",
            "load_yaml_text", "path_to_str", "position_of"]
 
 

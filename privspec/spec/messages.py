@@ -152,7 +152,8 @@ def _kind_message(value: Any) -> tuple[str, str | None]:
         return f"unknown mechanism kind '{short(kind)}'; {mean}kinds: {kinds}", kind
     if isinstance(value, dict):
         got = ("an empty mapping" if not value else
-               f"{len(value)} keys: " + ", ".join(f"'{short(str(k))}'" for k in value))
+               f"{len(value)} keys: " + ", ".join(f"'{short(str(k))}'" for k in list(value)[:5])
+               + (", …" if len(value) > 5 else ""))
         return (f"a mechanism is a mapping with exactly one key, its kind (got {got}); "
                 f"kinds: {kinds}", None)
     return (f"a mechanism is a mapping with one key naming its kind, such as "

@@ -30,7 +30,7 @@ from yaml.reader import Reader
 from yaml.scanner import Scanner
 
 from privspec.errors import Code
-from privspec.spec.diagnostics import Diagnostic, SpecError
+from privspec.spec.diagnostics import Diagnostic, SpecError, excerpt
 from privspec.spec.models import (
     Spec,
 )
@@ -236,7 +236,8 @@ class Builder:
         if kind is yaml.AliasEvent:
             raise _ParseError(
                 Code.YAML_ALIAS,
-                f"aliases (*{event.anchor}) are not supported in a spec: write the value out",
+                f"aliases (*{short(str(event.anchor))}) are not supported in a spec: write the "
+                "value out",
                 *_mark(event))
         self._nodes += 1
         if self._nodes > MAX_NODES:
@@ -246,7 +247,7 @@ class Builder:
         anchor = event.anchor
         if anchor is not None:
             if anchor in self._anchors:
-                raise ComposerError(f"found duplicate anchor {anchor!r}; first occurrence",
+                raise ComposerError(f"found duplicate anchor '{short(anchor)}'; first occurrence",
                                     self._anchors[anchor], "second occurrence",
                                     event.start_mark)
             self._anchors[anchor] = event.start_mark
@@ -290,7 +291,7 @@ class Builder:
     def _bad_tag(self, tag: str, mark: tuple[int, int], path: Path) -> None:
         shown = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:") else tag
         self.problems.append((Code.YAML_UNSUPPORTED_TAG,
-                              f"the tag {shown} is not supported in a spec; remove it",
+                              f"the tag {short(shown)} is not supported in a spec; remove it",
                               mark, path))
 
     def _scalar(self, event: Event, path: Path) -> Any:
@@ -357,8 +358,8 @@ class Builder:
 
 
 def short(text: str, limit: int = 40) -> str:
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` on one line, cut to ``limit`` characters (for a message)."""
+    return excerpt(text[:limit + 1].replace("\n", "\\n"), limit)
 
 
 def diagnostic_at(filename: str, text: str, index: int, code: Code, message: str) -> Diagnostic:

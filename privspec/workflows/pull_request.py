@@ -11,13 +11,13 @@ summary and the step outputs is the command's part (``privspec.cli.action``).
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from privspec.errors import PrivspecError
 
 if TYPE_CHECKING:
+    from privspec.spec.models import Spec
     from privspec.workflows.budget import Limit, Outcome
     from privspec.workflows.diffing import SpecDiff
 
@@ -39,7 +39,7 @@ class Section:
     ``markdown/pull-request.md.j2``).
 
     ``status``: "modified", "added", "removed" or "invalid" (``problem`` says which:
-    "invalid spec" or "cannot evaluate"); ``details``: the diagnostics, the refusal, or
+    "invalid spec", "invalid base spec" or "cannot evaluate"); ``details``: the diagnostics, the refusal, or
     the comparison's Markdown; ``budget``: the budget's Markdown preface; ``summary``: the
     one-line summary of a spec without a base version."""
 
@@ -102,33 +102,43 @@ def _short(root: str, revision: str) -> str:
     return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
 
 
+def _load(root: str, revision: tuple[str, str], path: str, which: str) -> Spec | Section:
+    """The spec ``path`` as committed at ``revision`` (revision, label), the files it
+    names read there too; else the Section that says why it cannot be (``which``:
+    "spec", or "base spec" for the version the pull request changes)."""
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.workflows.git import DiffError, spec_at_revision
+
+    try:
+        return spec_at_revision(root, revision[0], path, revision[1])[0]
+    except SpecError as error:
+        return Section(path, "invalid", problem=f"invalid {which}",
+                       details=format_diagnostics(error.diagnostics, "gcc"))
+    except DiffError as error:
+        return Section(path, "invalid", problem=f"invalid {which}",
+                       details=f"{revision[1]}:{path}: error: {error}")
+
+
 def _section(root: str, old_path: str | None, new_path: str | None,
              base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
-    """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
+    """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label);
+    a spec that exists at the base is compared with it, or the section says why it
+    cannot be (never "added")."""
     from privspec.report.cache import evaluate
     from privspec.report.escaping import markdown_code
-    from privspec.spec.diagnostics import SpecError, format_diagnostics
-    from privspec.spec.loader import load_spec_text
     from privspec.workflows.budget import check_report, limits_for, stating
     from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
 
     if new_path is None:
         assert old_path is not None
         return Section(old_path, "removed")
-    from privspec.workflows.git import text_at_revision
-
-    head_label = f"{head[1]}:{new_path}"
-    try:
-        after = load_spec_text(text_at_revision(root, head[0], new_path), head_label)
-    except SpecError as error:
-        return Section(new_path, "invalid", problem="invalid spec",
-                       details=format_diagnostics(error.diagnostics, "gcc"))
+    after = _load(root, head, new_path, "spec")
+    if isinstance(after, Section):
+        return after
+    before = None if old_path is None else _load(root, base, old_path, "base spec")
+    if isinstance(before, Section):
+        return replace(before, path=new_path, old_path=old_path)
     spec_limits = limits_for(after, limits)
-    before = None
-    if old_path is not None:
-        base_label = f"{base[1]}:{old_path}"
-        with contextlib.suppress(SpecError):  # else nothing to compare with (the comment says so)
-            before = load_spec_text(text_at_revision(root, base[0], old_path), base_label)
     try:
         if before is not None:
             old, new = aligned(before, after, spec_limits)
@@ -143,10 +153,10 @@ def _section(root: str, old_path: str | None, new_path: str | None,
     budget_text = render_markdown("markdown/budget.md.j2", path=new_path, checked=bool(outcomes),
                                   failed=[o.message for o in outcomes if not o.ok])
     if before is None:
-        return Section(new_path, "added", old_path=old_path, budget=budget_text,
+        return Section(new_path, "added", budget=budget_text,
                        summary=report_summary(after_report), outcomes=outcomes)
-    diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
-                        after_label=head_label)
+    diff = diff_reports(before, after, before_report, after_report,
+                        before_label=f"{base[1]}:{old_path}", after_label=f"{head[1]}:{new_path}")
     moved = (f" (renamed from {markdown_code(old_path)})"
              if old_path is not None and old_path != new_path else "")
     return Section(new_path, "modified", old_path=old_path,
