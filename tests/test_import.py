@@ -347,10 +347,10 @@ def test_numbers_of_a_record_are_checked_before_use(
 
 
 @pytest.mark.parametrize(("content", "says"), [
-    (json.dumps({"history": [[1.0, 0.004, 10]] * 5_001}),
-     "history has 5,001 items; privspec reads lists of at most 5,000"),
+    (json.dumps({"history": [[1.0, 0.004, 10]] * 3_001}),
+     "history has 3,001 items; privspec reads lists of at most 3,000"),
     (" " * 10_000_001, "larger than 10,000,000 bytes, the most privspec reads"),
-    (json.dumps({"history": [[1.0, 0.004, 10]], "other": [[0] * 4_000] * 30}),
+    (json.dumps({"history": [[1.0, 0.004, 10]], "other": [[0] * 2_500] * 50}),
      "more than 100,000 values, the most privspec reads"),
 ])
 def test_sizes_are_capped_before_use_and_the_cap_named(

@@ -27,7 +27,12 @@ from pydantic_core import ErrorDetails
 from privspec.errors import Code
 from privspec.spec.base import NAMED_FILES, SPEC_FILE
 from privspec.spec.diagnostics import Diagnostic, SpecError
-from privspec.spec.messages import diagnostics_from_errors, path_to_str
+from privspec.spec.messages import (
+    LISTED_PROBLEMS,
+    diagnostics_from_errors,
+    listed,
+    path_to_str,
+)
 from privspec.spec.models import (
     RELATION_CHECKED_BY_CALLER,
     Relation,
@@ -42,6 +47,7 @@ from privspec.spec.yaml_reader import (
     MAX_NODES,
     TOO_DEEP,
     TOO_MANY_NODES,
+    Builder,
     diagnostic_at,
     read_text,
 )
@@ -55,11 +61,17 @@ def load_yaml_text(text: str, filename: str = "<string>") -> dict[str, Any]:
     """
     data, builder = read_text(text, filename)
     if builder.problems:
-        raise SpecError([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path),
-                                    message, code)
-                         for code, message, pos, path in builder.problems])
+        raise SpecError(listed(*_reading_problems(builder, filename)))
     assert isinstance(data, dict)
     return data
+
+
+def _reading_problems(builder: Builder, filename: str) -> tuple[list[Diagnostic], int]:
+    """The first ``LISTED_PROBLEMS`` of the reader's problems in the file's order, and
+    how many others there are."""
+    first = sorted(builder.problems, key=lambda problem: problem[2])[:LISTED_PROBLEMS]
+    return ([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
+             for code, message, pos, path in first], len(builder.problems) - len(first))
 
 
 def _relation_errors(data: Any) -> list[ErrorDetails]:
@@ -89,11 +101,11 @@ def load_spec_text(text: str, filename: str = "<string>",
     ``filename``, when it names a file; else the working directory), or in the
     :class:`Folder` given (a git revision's).
 
-    Raises :class:`SpecError` with every problem found.
+    Raises :class:`SpecError` with every problem found (``messages.listed``: the first
+    ``LISTED_PROBLEMS`` in the file, and how many more).
     """
     data, builder = read_text(text, filename)
-    diagnostics = [Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
-                   for code, message, pos, path in builder.problems]
+    diagnostics, more = _reading_problems(builder, filename)
     errors = _relation_errors(data)
     file = None if filename.startswith("<") else filename
     try:
@@ -105,10 +117,12 @@ def load_spec_text(text: str, filename: str = "<string>",
         errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:
         skip = {path for _, _, _, path in builder.problems}
-        diagnostics += diagnostics_from_errors(errors, builder.positions, filename, skip)
+        found, unlisted = diagnostics_from_errors(errors, builder.positions, filename, skip)
+        diagnostics += found
+        more += unlisted
     if not diagnostics:
         return spec
-    raise SpecError(sorted(set(diagnostics)))
+    raise SpecError(listed(diagnostics, more))
 
 
 #: How the name of a spec file ends (``*.privspec.yaml``, or any YAML or JSON file).

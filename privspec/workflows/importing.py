@@ -72,7 +72,7 @@ class Imported:
 #: values it may hold in all: a training run's record is short, and the spec it makes
 #: must fit in a spec file (1 MB, a few thousand stages).
 MAX_RECORD_BYTES = 10_000_000
-MAX_LIST_ITEMS = 5_000
+MAX_LIST_ITEMS = 3_000
 MAX_RECORD_VALUES = 100_000
 #: The most digits of a whole number read (more than any count or size a spec allows).
 MAX_DIGITS = 30
