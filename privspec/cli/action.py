@@ -7,8 +7,9 @@ comment to ``--summary-file`` (default ``$GITHUB_STEP_SUMMARY``) and prints it b
 pull request in the log is run as a workflow command, and writes the outputs
 ``comment-file``, ``changed``, ``weaker`` and ``over-budget`` to ``--github-output``
 (default ``$GITHUB_OUTPUT``).
-Exit 0 when every changed spec is within budget, 1 when one is over budget (or privacy
-got weaker, with ``--fail-on-weaker true``), 2 when it cannot run.  Options take empty
+Exit 0 when every changed spec is within budget, 1 when one is over budget or its
+``audit:`` block's scores contradict it (or privacy got weaker, with ``--fail-on-weaker
+true``), 2 when it cannot run or a changed spec cannot be read or evaluated.  Options take empty
 strings as "not given", so the action passes its inputs through unchanged.
 """
 
@@ -150,6 +151,6 @@ def action(
         typer.echo(printable(f"privspec action: error: {error}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
     _write_results(result, comment_file, summary_file, github_output)
-    _log(result.whole, [f"{section.path}: {outcome.message}" for section in result.sections
-                        for outcome in section.outcomes if not outcome.ok])
+    _log(result.whole, [f"{section.path}: {failure}" for section in result.sections
+                        for failure in section.failures])
     raise typer.Exit(result.code)
