@@ -58,11 +58,13 @@ def pull_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[int, str, str, str]:
+    """``privspec action ARGS`` (``--memory-budget`` first, before the command)."""
     comment, summary, outputs = (tmp_path / "comment.md", tmp_path / "summary.md",
                                  tmp_path / "outputs.txt")
     summary.write_text("earlier summary\n", encoding="utf-8")
-    code = privspec_main(["action", *args, "--comment-file", str(comment), "--summary-file", str(summary),
-                 "--github-output", str(outputs)])
+    given = list(args[:2]) if args[:1] == ("--memory-budget",) else []
+    code = privspec_main([*given, "action", *args[len(given):], "--comment-file", str(comment),
+                          "--summary-file", str(summary), "--github-output", str(outputs)])
     return code, _read(comment), _read(summary), _read(outputs)
 
 
@@ -357,3 +359,29 @@ def test_an_audit_block_naming_other_scores_is_located_in_the_committed_spec(
     assert code == 2, comment
     assert (f"{short}:specs/audited.privspec.yaml:9:3: error: audit.sha256: the score file "
             "runs/scores.csv has SHA-256 ") in comment
+
+
+def test_the_global_memory_budget_applies_as_it_does_to_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``privspec --memory-budget 0.05 action`` evaluates within 0.05 GiB as ``check`` does:
+    the 68 MiB reading of a 2,048-step strategy is refused (the action ignored the option
+    and evaluated it within the default 1 GiB)."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"README.md": "x\n"}, "base")
+    np.save(root / "strategy.npy", np.eye(2048))
+    digest = hashlib.sha256((root / "strategy.npy").read_bytes()).hexdigest()
+    git(root, "add", "strategy.npy")
+    spec = ("privspec: 1\ntitle: t\nunit: one user\nneighbouring: add-or-remove\nmechanism:\n"
+            "  matrix_factorization:\n"
+            f"    strategy: {{matrix: {{file: strategy.npy, sha256: '{digest}'}}}}\n"
+            "    steps: 2048\n    noise_multiplier: 2\n    participation: {once: {}}\n"
+            "budget: {max_mu: 1}\n")
+    head = commit(root, {"mf.privspec.yaml": spec}, "a long strategy")
+    monkeypatch.chdir(root)  # (with the budget first: the values read are kept for the run)
+    assert privspec_main(["--memory-budget", "0.05", "check", "mf.privspec.yaml"]) == 2
+    code, comment, _, _ = _run(tmp_path, "--memory-budget", "0.05", "--base", base,
+                               "--head", head)
+    assert code == 2, comment
+    assert "### Cannot evaluate: `mf.privspec.yaml`" in comment
+    assert "more than the 31 MiB" in comment
+    assert _run(tmp_path, "--base", base, "--head", head)[0] == 0

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from privspec.cli.options import OPTIONS
 from privspec.cli.output import EXIT_CANNOT_RUN
 from privspec.spec.diagnostics import printable
 
@@ -144,7 +145,8 @@ def action(
     request = Request(base=base, head=head, repo=repo, max_mu=max_mu, max_epsilon=max_epsilon,
                       delta=delta, max_advantage=max_advantage,
                       require_tier1=_flag(require_tier1, "--require-tier1"),
-                      fail_on_weaker=_flag(fail_on_weaker, "--fail-on-weaker"))
+                      fail_on_weaker=_flag(fail_on_weaker, "--fail-on-weaker"),
+                      memory_budget=OPTIONS.memory_budget, time_budget=OPTIONS.time_budget)
     try:
         result = run(request)
     except ActionError as error:

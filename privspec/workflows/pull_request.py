@@ -134,17 +134,19 @@ def _load(root: str, revision: tuple[str, str], path: str, which: str) -> Spec |
                        details=f"{revision[1]}:{path}: error: {error}")
 
 
-def _audit(root: str, head: tuple[str, str], path: str, spec: Spec) -> str | Section | None:
+def _audit(root: str, head: tuple[str, str], path: str, spec: Spec, args: Request
+           ) -> str | Section | None:
     """The audit ``privspec check`` runs for the spec ``path`` at ``head`` (revision,
-    label), its score file read as committed there (``spec_audit``'s result); else the
-    Section that says why it cannot be run."""
+    label), its score file read as committed there, within ``args``' budgets
+    (``spec_audit``'s result); else the Section that says why it cannot be run."""
     from privspec.spec.diagnostics import SpecError, format_diagnostics
     from privspec.workflows.audit import spec_audit
     from privspec.workflows.git import revision_folder
 
     try:
         return spec_audit(spec, f"{head[1]}:{path}",
-                          folder=revision_folder(root, head[0], path, head[1]))
+                          folder=revision_folder(root, head[0], path, head[1]),
+                          memory_budget=args.memory_budget, time_budget=args.time_budget)
     except SpecError as error:
         return Section(path, "invalid", problem="invalid audit scores",
                        details=format_diagnostics(error.diagnostics, "gcc"))
@@ -152,12 +154,14 @@ def _audit(root: str, head: tuple[str, str], path: str, spec: Spec) -> str | Sec
         return Section(path, "invalid", problem="cannot evaluate", details=str(error))
 
 
-def _section(root: str, old_path: str | None, new_path: str | None,
-             base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
-    """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label);
-    a spec that exists at the base is compared with it, or the section says why it
-    cannot be (never "added")."""
-    from privspec.report.cache import evaluate
+def _section(root: str, old_path: str | None, new_path: str | None, base: tuple[str, str],
+             head: tuple[str, str], limits: list[Limit], args: Request) -> Section:
+    """Compare one changed spec and check it (within ``args``' budgets). ``base`` and
+    ``head`` are (revision, label); a spec that exists at the base is compared with it,
+    or the section says why it cannot be (never "added")."""
+    from functools import partial
+
+    from privspec.report import cache
     from privspec.report.escaping import markdown_code
     from privspec.workflows.budget import check_report, limits_for, stating
     from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
@@ -168,13 +172,15 @@ def _section(root: str, old_path: str | None, new_path: str | None,
     after = _load(root, head, new_path, "spec")
     if isinstance(after, Section):
         return after
-    audit = _audit(root, head, new_path, after)
+    audit = _audit(root, head, new_path, after, args)
     if isinstance(audit, Section):
         return audit
     before = None if old_path is None else _load(root, base, old_path, "base spec")
     if isinstance(before, Section):
         return replace(before, path=new_path, old_path=old_path)
     spec_limits = limits_for(after, limits)
+    evaluate = partial(cache.evaluate, memory_budget=args.memory_budget,
+                       time_budget=args.time_budget)
     try:
         if before is not None:
             old, new = aligned(before, after, spec_limits)
@@ -250,6 +256,8 @@ class Request:
     max_advantage: float | None = None
     require_tier1: bool = False
     fail_on_weaker: bool = False
+    memory_budget: float | None = None  # GiB, overriding each spec's own (None: theirs)
+    time_budget: float | None = None  # seconds, the same
 
 
 @dataclass(frozen=True)
@@ -287,7 +295,7 @@ def run(args: Request) -> ActionResult:
     merge_base = _merge_base(root, args.base, args.head)
     base = (merge_base, _short(root, merge_base))
     head = (args.head, _short(root, args.head))
-    sections = [_section(root, old, new, base, head, limits)
+    sections = [_section(root, old, new, base, head, limits, args)
                 for old, new in changed_specs(root, merge_base, args.head)]
     whole = comment_from_sections(sections, base[1], head[1])
     comment = fitted_comment(sections, base[1], head[1], whole)
