@@ -138,8 +138,9 @@ def action(
     github_output: Annotated[str | None, typer.Option(
         help="Step outputs file (default $GITHUB_OUTPUT; '' for none).")] = None,
 ) -> None:
-    """Compare the specs a pull request changes and check their budgets: a Markdown
-    comment, the job summary and step outputs (the GitHub Action's work)."""
+    """Compare the specs a pull request changes and check them as privspec check does
+    (budgets, audit: blocks on the scores committed at --head): a Markdown comment, the
+    job summary and step outputs (the GitHub Action's work)."""
     from privspec.workflows.pull_request import ActionError, Request, run
 
     request = Request(base=base, head=head, repo=repo, max_mu=max_mu, max_epsilon=max_epsilon,

@@ -843,7 +843,8 @@ def spec_audit(spec: Spec, spec_path: str, *, scores: str | None = None,
     specs) holds ``spec`` to: ``scores``, else the spec's ``audit:`` block's file (in
     ``folder``, for a spec read from git), run as :func:`run_audit` runs it.  None without
     a score file; else the contradiction in one sentence, or "" when there is none.
-    Raises :class:`SpecError` for the scores' problems, the evaluator's refusals."""
+    Raises :class:`SpecError` for the scores' problems, and the evaluator's own errors
+    for its refusals."""
     settings = settings_for(spec, spec_path, scores=scores, folder=folder)
     if settings is None:
         return None
