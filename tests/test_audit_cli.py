@@ -253,3 +253,17 @@ def test_check_and_audit_make_the_same_statements(
     assert ("the one-run bound ε ≥ 1.3" in out) is one_run and "Traceback" not in err
     for option, expected in (("--one-run", 1), ("--no-one-run", 0)):
         assert _run(capsys, "audit", spec, option)[0] == expected
+
+
+def test_scores_given_on_the_command_line_are_not_held_to_the_blocks_digest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--scores (check's --audit) names another file than the block: the block's SHA-256
+    is the named file's, not this one's."""
+    named = _csv(tmp_path / "named.csv", *_scores(2.0))
+    other = _csv(tmp_path / "other.csv", *_scores(1.0))
+    spec = tmp_path / "gaussian.privspec.yaml"
+    spec.write_text(SPEC + f"audit:\n  scores: named.csv\n  sha256: "
+                    f"'{hashlib.sha256(named.read_bytes()).hexdigest()}'\n", encoding="utf-8")
+    assert _run(capsys, "audit", spec)[0] == 1
+    assert _run(capsys, "audit", spec, "--scores", other)[0] == 0
+    assert _run(capsys, "check", spec, "--audit", other)[0] == 0

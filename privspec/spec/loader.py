@@ -196,8 +196,18 @@ def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
     else its value's); None when the file cannot be read or has no such path."""
     try:
         with open(filename, encoding="utf-8") as handle:
-            _, builder = read_text(handle.read(MAX_FILE_BYTES + 1), os.fspath(filename))
-    except (OSError, UnicodeDecodeError, SpecError):
+            text = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return position_in(text, os.fspath(filename), path)
+
+
+def position_in(text: str, filename: str, path: tuple[str | int, ...]
+                ) -> tuple[int, int] | None:
+    """:func:`position_of` in the text of a spec file (``filename`` names it)."""
+    try:
+        _, builder = read_text(text, filename)
+    except SpecError:
         return None
     where = builder.positions.get(tuple(path))
     if where is None:
@@ -208,7 +218,7 @@ def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_bytes",
            "load_spec_text",
-           "load_yaml_text", "path_to_str", "position_of"]
+           "load_yaml_text", "path_to_str", "position_in", "position_of"]
 
 
 def spec_from_data(data: dict[str, Any], name: str = "<python>",

@@ -54,6 +54,15 @@ class Folder(ABC):
         """The bytes of the file ``name`` (a name inside the folder), refused as
         :func:`read_capped` refuses a file on disk."""
 
+    @abstractmethod
+    def label(self, name: str) -> str:
+        """How messages name the file ``name`` (a name inside the folder)."""
+
+    @abstractmethod
+    def position(self, path: tuple[str | int, ...]) -> tuple[int, int] | None:
+        """The 1-based (line, column) where the spec file of this folder writes ``path``;
+        None when it cannot say."""
+
 
 #: Where the files a spec names are: beside the spec file (a path), in a :class:`Folder`,
 #: or (None) in the working directory.

@@ -39,7 +39,7 @@ from privspec.numerics.audit import (
 from privspec.spec import json_reader
 from privspec.spec.audit import NOUN
 from privspec.spec.diagnostics import Diagnostic, SpecError, excerpt, quoted
-from privspec.spec.named_file import NamedFileError, check_digest, located, read_capped
+from privspec.spec.named_file import Folder, NamedFileError, read_capped, read_named
 
 if TYPE_CHECKING:
     from privspec.numerics.curve import FloatArray
@@ -133,8 +133,11 @@ def _read_bytes(path: str) -> bytes:
     except MemoryError:
         raise _out_of_memory(path, os.path.getsize(path)) from None
     except NamedFileError as error:
-        raise SpecError([Diagnostic(path, 1, 1, "", str(error),
-                                    error.code or Code.IO_UNREADABLE)]) from None
+        raise _unreadable(path, error) from None
+
+
+def _unreadable(path: str, error: NamedFileError) -> SpecError:
+    return SpecError([Diagnostic(path, 1, 1, "", str(error), error.code or Code.IO_UNREADABLE)])
 
 
 def read_scores(path: str, columns: Columns = Columns()) -> Scores:
@@ -176,10 +179,11 @@ def _by_format(path: str, data: bytes, columns: Columns) -> tuple[FloatArray, Fl
     raise SpecError([_problem(path, 1, 1, "", "a score file ends in .csv, .json or .npz")])
 
 
-def _out_of_memory(path: str, size: int) -> SpecError:
-    return SpecError([Diagnostic(path, 1, 1, "", f"not enough memory to read {size:,} bytes "
-                                 "of scores: run privspec with more memory, or give fewer "
-                                 "scores", Code.IO_TOO_LARGE)])
+def _out_of_memory(path: str, size: int | None) -> SpecError:
+    what = "the scores" if size is None else f"{size:,} bytes of scores"
+    return SpecError([Diagnostic(path, 1, 1, "", f"not enough memory to read {what}: run "
+                                 "privspec with more memory, or give fewer scores",
+                                 Code.IO_TOO_LARGE)])
 
 
 def _text(path: str, data: bytes) -> str:
@@ -714,7 +718,9 @@ def audit_report(report: Report, scores: Scores, confidence: float = 0.95,
 @dataclass(frozen=True)
 class AuditSettings:
     """Which scores to audit, how to read them, at which confidence; ``sha256`` is the
-    digest the spec names for them (None for a file given on the command line)."""
+    digest the spec names for them (None for a file given on the command line), and
+    ``folder`` the one they are read from when the spec was not read from disk (a git
+    revision's; ``scores`` is then their name in messages)."""
 
     scores: str
     columns: Columns
@@ -723,19 +729,25 @@ class AuditSettings:
     one_run: bool = False
     sha256: str | None = None
     named: str | None = None  # the file's name as the spec's audit: block writes it
+    folder: Folder | None = None
 
 
 def settings_for(spec: Spec, spec_path: str, *, scores: str | None = None,
                  score_column: str | None = None, label_column: str | None = None,
                  confidence: float | None = None, holdout: bool | None = None,
-                 one_run: bool | None = None) -> AuditSettings | None:
+                 one_run: bool | None = None, folder: Folder | None = None
+                 ) -> AuditSettings | None:
     """The options given, else the spec's ``audit:`` block's, else the defaults; None
-    when neither names a score file. The block's file is relative to the spec's folder."""
+    when neither names a score file. The block's file is relative to the spec's folder
+    (``folder``, for a spec not read from disk)."""
     block = spec.audit
+    own = block if block is not None and (scores is None or _names(spec_path, block, scores)
+                   ) else None  # the block names the file audited
     if scores is None:
         if block is None:
             return None
-        scores = os.path.join(os.path.dirname(spec_path), block.scores)
+        scores = (os.path.join(os.path.dirname(spec_path), block.scores) if folder is None
+                  else folder.label(block.scores))
     named = Columns() if block is None else Columns(block.score_column, block.label_column)
     return AuditSettings(
         scores=scores,
@@ -744,8 +756,8 @@ def settings_for(spec: Spec, spec_path: str, *, scores: str | None = None,
             DEFAULT_CONFIDENCE if block is None else block.confidence),
         holdout=holdout if holdout is not None else (block is not None and block.holdout),
         one_run=one_run if one_run is not None else (block is not None and block.one_run),
-        **({"sha256": block.sha256, "named": block.scores}
-           if block is not None and _names(spec_path, block, scores) else {}))
+        sha256=None if own is None else own.sha256, named=None if own is None else own.scores,
+        folder=None if own is None else folder)
 
 
 def _names(spec_path: str, block: AuditBlock, scores: str) -> bool:
@@ -755,28 +767,35 @@ def _names(spec_path: str, block: AuditBlock, scores: str) -> bool:
 
 
 def scores_for(settings: AuditSettings, spec_path: str) -> Scores:
-    """The scores ``settings`` name. A file the spec names (from strangers) is refused
-    at the spec's ``audit:`` block when it leads out of the spec's folder or its
-    SHA-256 is not the one the spec names, before anything in it is read."""
+    """The scores ``settings`` name. A file the spec names (from strangers) is read
+    beside the spec (in ``settings.folder``, when it has one) as every file a spec names
+    is (``read_named``): refused at the spec's ``audit:`` block when it leads out of the
+    spec's folder or when its SHA-256 is not the one the spec names, and at the file when
+    it cannot be read or is too large, before anything in it is parsed."""
     if settings.sha256 is None or settings.named is None:
         return read_scores(settings.scores, settings.columns)
+    beside = spec_path if settings.folder is None else settings.folder
     try:
-        located(settings.named, spec_path, NOUN)
+        data = read_named(settings.named, settings.sha256, beside, MAX_SCORE_FILE_BYTES, NOUN)
+    except MemoryError:
+        raise _out_of_memory(settings.scores, None if settings.folder else
+                             os.path.getsize(settings.scores)) from None
     except NamedFileError as error:
-        raise _block_problem(spec_path, "scores", str(error)) from None
-    data = _read_bytes(settings.scores)
-    try:
-        digest = check_digest(data, settings.sha256, settings.named, NOUN)
-    except NamedFileError as error:
-        raise _block_problem(spec_path, "sha256", str(error)) from None
-    return parsed_scores(settings.scores, data, digest, settings.columns)
+        if error.code is not None:
+            raise _unreadable(settings.scores, error) from None
+        key = "sha256" if error.about == "sha256" else "scores"
+        raise _block_problem(spec_path, key, str(error), settings.folder) from None
+    return parsed_scores(settings.scores, data, settings.sha256, settings.columns)
 
 
-def _block_problem(spec_path: str, key: str, message: str) -> SpecError:
+def _block_problem(spec_path: str, key: str, message: str, folder: Folder | None
+                   ) -> SpecError:
     """A problem of the spec's ``audit:`` block, at ``key``'s line and column."""
     from privspec.spec.loader import position_of
 
-    line, column = position_of(spec_path, ("audit", key)) or (1, 1)
+    where = ("audit", key)
+    line, column = (position_of(spec_path, where) if folder is None
+                    else folder.position(where)) or (1, 1)
     return SpecError([Diagnostic(spec_path, line, column, f"audit.{key}", message,
                                  Code.SCORES_INVALID)])
 
@@ -815,6 +834,23 @@ def run_audit(spec: Spec, spec_path: str, settings: AuditSettings, *,
     report = evaluate(spec, spec_path=spec_path, memory_budget=memory_budget,
                       time_budget=time_budget)
     return audited(report, scores, settings)
+
+
+def spec_audit(spec: Spec, spec_path: str, *, scores: str | None = None,
+               folder: Folder | None = None, memory_budget: float | None = None,
+               time_budget: float | None = None) -> str | None:
+    """The audit ``privspec check`` (and the GitHub Action's check of a pull request's
+    specs) holds ``spec`` to: ``scores``, else the spec's ``audit:`` block's file (in
+    ``folder``, for a spec read from git), run as :func:`run_audit` runs it.  None without
+    a score file; else the contradiction in one sentence, or "" when there is none.
+    Raises :class:`SpecError` for the scores' problems, and the evaluator's own errors
+    for its refusals."""
+    settings = settings_for(spec, spec_path, scores=scores, folder=folder)
+    if settings is None:
+        return None
+    outcome = run_audit(spec, spec_path, settings, memory_budget=memory_budget,
+                        time_budget=time_budget)
+    return contradiction_message(outcome, settings.scores) if outcome.contradicted else ""
 
 
 def audited(report: Report, scores: Scores, settings: AuditSettings) -> AuditOutcome:

@@ -84,6 +84,7 @@ class RevisionFolder(Folder):
     revision: str
     folder: str  # repository-relative, '' at the top
     shown: str  # the revision, as messages name it
+    spec: str = ""  # the spec file's name in the folder ('': none)
 
     def _blob(self, name: str, noun: str) -> tuple[str, int]:
         """The object id and size of the regular file ``name`` at the revision."""
@@ -114,6 +115,21 @@ class RevisionFolder(Folder):
     def check(self, name: str, noun: str) -> None:
         self._blob(name, noun)
 
+    def label(self, name: str) -> str:
+        """``REV:path``, the file's repository-relative path at the revision."""
+        return f"{self.shown}:{posixpath.normpath(posixpath.join(self.folder, name))}"
+
+    def position(self, path: tuple[str | int, ...]) -> tuple[int, int] | None:
+        from privspec.spec.loader import MAX_FILE_BYTES, position_in
+
+        if not self.spec:
+            return None
+        try:
+            data = self.read(self.spec, MAX_FILE_BYTES, "spec file")
+        except NamedFileError:
+            return None
+        return position_in(data.decode("utf-8", "replace"), self.label(self.spec), path)
+
     def read(self, name: str, limit: int, noun: str) -> bytes:
         object_id, size = self._blob(name, noun)
         if size > limit:
@@ -128,6 +144,14 @@ class RevisionFolder(Folder):
         return done.stdout
 
 
+def revision_folder(root: str, revision: str, relative: str, shown: str | None = None
+                    ) -> RevisionFolder:
+    """The folder of the spec at the repository-relative path ``relative`` at
+    ``revision`` (named ``shown`` in messages, by default ``revision``)."""
+    return RevisionFolder(root, revision, posixpath.dirname(relative),
+                          revision if shown is None else shown, posixpath.basename(relative))
+
+
 def spec_at_revision(root: str, revision: str, relative: str, shown: str | None = None
                      ) -> tuple[Spec, str]:
     """The spec at the repository-relative path ``relative`` as committed at
@@ -138,14 +162,13 @@ def spec_at_revision(root: str, revision: str, relative: str, shown: str | None 
     from privspec.spec.diagnostics import Diagnostic, SpecError
     from privspec.spec.loader import MAX_FILE_BYTES, load_spec_bytes
 
-    shown = revision if shown is None else shown
-    label = f"{shown}:{relative}"
-    folder = RevisionFolder(root, revision, posixpath.dirname(relative), shown)
+    folder = revision_folder(root, revision, relative, shown)
+    label = f"{folder.shown}:{relative}"
     try:
-        data = folder.read(posixpath.basename(relative), MAX_FILE_BYTES, "spec file")
+        data = folder.read(folder.spec, MAX_FILE_BYTES, "spec file")
     except NamedFileError as error:
         if error.code is Code.IO_NOT_FOUND:
-            raise DiffError(f"{relative} does not exist at revision {shown}") from None
+            raise DiffError(f"{relative} does not exist at revision {folder.shown}") from None
         raise SpecError([Diagnostic(label, 1, 1, "", str(error),
                                     error.code or Code.IO_UNREADABLE)]) from None
     return load_spec_bytes(data, label, folder), label
