@@ -23,6 +23,10 @@ class NpyHeaderError(ValueError):
     """Why a ``.npy`` header cannot be read (one sentence, never quoting the file)."""
 
 
+class NpyHeaderTooLongError(NpyHeaderError):
+    """A ``.npy`` header longer than ``MAX_HEADER_BYTES``."""
+
+
 @dataclass(frozen=True)
 class NpyHeader:
     """A ``.npy`` header: the array's type (``descr``, e.g. '<f8'), whether it is in
@@ -49,7 +53,7 @@ def header_length(data: bytes) -> tuple[int, int]:
         raise NpyHeaderError("not a .npy file of format version 1, 2 or 3")
     length = int.from_bytes(data[8:8 + width], "little")
     if length > MAX_HEADER_BYTES:
-        raise NpyHeaderError(f"its .npy header has {length:,} bytes, more than the "
+        raise NpyHeaderTooLongError(f"its .npy header has {length:,} bytes, more than the "
                              f"{MAX_HEADER_BYTES:,} NumPy reads (np.save writes a short one)")
     return 8 + width, length
 

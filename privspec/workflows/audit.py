@@ -40,6 +40,14 @@ from privspec.spec import json_reader
 from privspec.spec.audit import NOUN
 from privspec.spec.diagnostics import Diagnostic, SpecError, excerpt, quoted
 from privspec.spec.named_file import Folder, NamedFileError, read_capped, read_named
+from privspec.spec.npy_header import (
+    MAX_HEADER_BYTES,
+    START_BYTES,
+    NpyHeaderError,
+    NpyHeaderTooLongError,
+    header_length,
+    npy_header,
+)
 
 if TYPE_CHECKING:
     from privspec.numerics.curve import FloatArray
@@ -51,8 +59,6 @@ if TYPE_CHECKING:
 #: The largest score file read, and the most scores in it.
 MAX_SCORE_FILE_BYTES = 2_000_000_000
 MAX_SCORES = 50_000_000
-#: Bytes of an .npy array's header, at most (NumPy's own limit, its max_header_size).
-NPY_HEADER_BYTES = 10_000
 #: The most columns a CSV score file's header line may name.
 MAX_COLUMNS = 10_000
 #: Characters of a score file handed to a parser at a time (a StringIO takes four bytes
@@ -643,28 +649,24 @@ def _from_npz(path: str, data: bytes, columns: Columns) -> tuple[FloatArray, Flo
 def _refuse_by_header(path: str, name: str, archive: zipfile.ZipFile) -> None:
     """An array refused before it is unpacked: one that unpacks to more than
     ``MAX_SCORES`` doubles (a small file may unpack to gigabytes), whose header is longer
-    than NumPy reads (read before the length is checked), or whose header's shape holds
-    more than ``MAX_SCORES`` values (NumPy would allocate them all)."""
+    than NumPy reads or not readable (``spec/npy_header.py``, as for strategy files), or
+    whose header's shape holds more than ``MAX_SCORES`` values (NumPy would allocate them
+    all)."""
     info = archive.getinfo(f"{name}.npy")
-    if info.file_size > MAX_SCORES * 8 + NPY_HEADER_BYTES:
-        raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"unpacks to {info.file_size:,} bytes, "
-                                    f"more than {MAX_SCORES:,} scores", Code.IO_TOO_LARGE)])
+    if info.file_size > MAX_SCORES * 8 + MAX_HEADER_BYTES:
+        raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"unpacks to "
+                                    f"{info.file_size:,} bytes, more than {MAX_SCORES:,} "
+                                    "scores", Code.IO_TOO_LARGE)])
     with archive.open(info) as member:
-        version = np.lib.format.read_magic(member)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f".npy format version {version[0]}.{version[1]} (a structured "
-                             "array's), not a plain numeric array's")
-        width = 2 if version == (1, 0) else 4
-        length = member.read(width)
-        if int.from_bytes(length, "little") > NPY_HEADER_BYTES:
-            raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"an array header of "
-                                        f"{int.from_bytes(length, 'little'):,} bytes, more "
-                                        f"than the {NPY_HEADER_BYTES:,} NumPy reads",
-                                        Code.IO_TOO_LARGE)])
-        header = io.BytesIO(length + member.read(int.from_bytes(length, "little")))
-    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-            else np.lib.format.read_array_header_2_0)
-    shape = read(header, max_header_size=NPY_HEADER_BYTES)[0]
+        data = member.read(START_BYTES)
+        try:
+            start, length = header_length(data)
+            shape = npy_header(data + member.read(start + length - len(data))).shape
+        except NpyHeaderTooLongError as error:
+            raise SpecError([Diagnostic(path, 1, 1, excerpt(name), str(error),
+                                        Code.IO_TOO_LARGE)]) from None
+        except NpyHeaderError as error:
+            raise SpecError([_problem(path, 1, 1, name, str(error))]) from None
     if math.prod(shape) > MAX_SCORES:
         raise SpecError([Diagnostic(path, 1, 1, excerpt(name), f"its header gives the shape "
                                     f"{excerpt(str(shape))}: {math.prod(shape):,} values, "
