@@ -10,6 +10,14 @@ the spec file is except its ``spec_path``, which is not stored and is filled in 
 reading.  The body is the report's fields as JSON, the caveats' values included
 (``Report.model_dump_json`` leaves them out) and floats written exactly; a body whose
 JSON or fields do not match is not trusted either: the report is evaluated again.
+
+What is protected: the store reads no entry from a directory another user could have
+written (``report/store.py``), and a report read is trusted only when its μ, advantage,
+curve, table and ε(δ) agree with each other (``report/consistency.py``: a μ, an
+advantage or an ε too small for the report's own curve, a damaged or foreign entry);
+otherwise it is evaluated again and replaced.  What is not: a report forged whole,
+every figure consistent, in the user's own directory, by someone who can write the
+user's files (and so privspec itself).
 """
 
 from __future__ import annotations
@@ -32,8 +40,9 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
              **options: Any) -> Report:
     """``privspec.report.evaluation.evaluate`` (its ``options``: the budgets; ``groups``:
     with the group table), through the cache: the stored report when there is one, else
-    the evaluation's, then stored.  A stored report without the group table that
-    ``groups`` asks for is evaluated again (and stored with it).  ``cache=False``,
+    the evaluation's, then stored.  A stored report of another spec is not trusted; one
+    without the group table that ``groups`` asks for is evaluated again (and stored
+    with it).  ``cache=False``,
     ``PRIVSPEC_NO_CACHE`` or ``store.bypassed`` evaluate without it.  Only an evaluation
     imports the numerical stack."""
     from privspec.spec.loader import load_spec, spec_from_data
@@ -47,7 +56,8 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
     options = {name: value for name, value in options.items() if value is not None}
     entry_key = key(spec, options) if cache and entries.enabled() else None
     report = None if entry_key is None else load(entry_key, spec_path)
-    if report is not None and not (groups and spec.records_per_unit > 1 and not report.groups):
+    if (report is not None and report.spec_sha256 == spec_sha256(spec)  # not another's
+            and not (groups and spec.records_per_unit > 1 and not report.groups)):
         return report
     from privspec.report import evaluation
 
@@ -66,9 +76,10 @@ def key(spec: Spec, options: Mapping[str, Any]) -> str:
 
 def load(entry_key: str, spec_path: str | None) -> Report | None:
     """The report stored under ``entry_key`` (with ``spec_path``), or None when there is
-    none or it is not a report of this privspec."""
+    none, it is not a report of this privspec or its figures contradict each other."""
     from pydantic import ValidationError
 
+    from privspec.report.consistency import inconsistency
     from privspec.report.model import Report
 
     body = entries.read(entry_key)
@@ -77,6 +88,8 @@ def load(entry_key: str, spec_path: str | None) -> Report | None:
     try:
         report = Report.model_validate(json.loads(body))
     except (ValueError, ValidationError):
+        return None
+    if inconsistency(report) is not None:
         return None
     return report.model_copy(update={"spec_path": spec_path})
 

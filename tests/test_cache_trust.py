@@ -1,0 +1,259 @@
+"""The report cache trusts no entry someone else could have written: not in a folder of
+another user's or one others may write, not through a symbolic link, not one another
+user owns; and not a report whose figures contradict each other (a μ, an advantage or
+an ε too small for its own curve) or that is another spec's (``report/store.py``,
+``report/cache.py``, ``report/consistency.py``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import privspec
+from privspec.cli import main
+from privspec.report import evaluation, store
+from privspec.report.consistency import inconsistency
+from privspec.report.model import Report
+
+OTHER_USER = 54_321  # no account of the sandbox's: root may still give it files
+pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+
+
+def _spec(scale: float = 1.0) -> dict[str, Any]:
+    return {"privspec": 1, "title": "Counts", "unit": "one person",
+            "neighbouring": "add-or-remove",
+            "mechanism": {"laplace": {"scale": scale, "sensitivity": 1}}}
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The cache on, in a directory of this test's own: where its entries are."""
+    monkeypatch.setenv("PRIVSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PRIVSPEC_NO_CACHE", raising=False)
+    monkeypatch.setattr(store, "_warned", False)
+    return tmp_path / "cache" / "reports"
+
+
+@pytest.fixture
+def evaluations(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The specs the evaluator was called with (a cache hit calls it not)."""
+    called: list[object] = []
+    evaluate = evaluation.evaluate
+
+    def counting(spec: Any, **kwargs: Any) -> Report:
+        called.append(spec)
+        return evaluate(spec, **kwargs)
+
+    monkeypatch.setattr(evaluation, "evaluate", counting)
+    return called
+
+
+def _plant(entry: Path, report: Report | dict[str, Any]) -> None:
+    """Write ``report`` as the entry ``entry`` with a right header and checksum."""
+    body = (store.report_json(report) if isinstance(report, Report)
+            else json.dumps(report).encode("utf-8"))
+    header = {"format": store.ENTRY_FORMAT, "key": entry.name.removesuffix(".entry"),
+              "sha256": hashlib.sha256(body).hexdigest()}
+    entry.write_bytes(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
+
+
+def _forged_entry(folder: Path) -> tuple[Path, Report, Report]:
+    """The entry of ``_spec()``, its true report, and a consistent forgery: a far more
+    private spec's report, every figure agreeing, named as ``_spec()``'s."""
+    true = privspec.evaluate(_spec())
+    (entry,) = folder.glob("*.entry")
+    forged = privspec.evaluate(_spec(100.0), cache=False).model_copy(
+        update={"spec_sha256": true.spec_sha256})
+    assert inconsistency(forged) is None and forged.gdp.mu is not None
+    assert true.gdp.mu is not None and forged.gdp.mu < true.gdp.mu / 50
+    _plant(entry, forged)
+    return entry, true, forged
+
+
+def _others_may_write(path: Path) -> None:
+    path.chmod(0o777)
+
+
+def _group_may_write(path: Path) -> None:
+    os.chown(path, -1, OTHER_USER)  # a group that is not the user's own
+    path.chmod(0o770)
+
+
+def _another_users(path: Path) -> None:
+    os.chown(path, OTHER_USER, -1)
+
+
+def _sticky_for_all(path: Path) -> None:
+    path.chmod(0o1777)  # anyone may add an entry to a sticky folder
+
+
+@pytest.mark.parametrize("damage", [_others_may_write, _group_may_write, _another_users,
+                                    _sticky_for_all])
+@pytest.mark.parametrize("where", ["reports", "above"])
+def test_no_entry_is_read_from_a_folder_someone_else_may_write(
+        folder: Path, evaluations: list[object], capsys: pytest.CaptureFixture[str],
+        damage: Callable[[Path], None], where: str) -> None:
+    entry, true, _ = _forged_entry(folder)
+    if where == "above" and damage is _sticky_for_all:
+        pytest.skip("a sticky folder above the cache is trusted (the next test)")
+    damaged = folder if where == "reports" else folder.parent
+    damage(damaged)
+    capsys.readouterr()
+    assert privspec.evaluate(_spec()) == true
+    assert privspec.evaluate(_spec()) == true
+    assert len(evaluations) == 4  # (two for the forgery) evaluated, then never read
+    warning = capsys.readouterr().err
+    assert warning.count("\n") == 1 and warning.startswith("privspec: warning: ")
+    assert f"{damaged} " in warning and "cannot be trusted" in warning
+    assert b"100" in entry.read_bytes()  # not written there either
+
+
+def test_a_sticky_folder_above_the_cache_is_trusted(
+        folder: Path, evaluations: list[object], capsys: pytest.CaptureFixture[str]) -> None:
+    expected = privspec.evaluate(_spec())
+    folder.parent.chmod(0o1777)  # as /tmp: no one else may rename the user's folder in it
+    assert privspec.evaluate(_spec()) == expected
+    assert len(evaluations) == 1 and capsys.readouterr().err == ""
+
+
+def test_an_entry_of_another_user_or_that_others_may_write_is_not_read(
+        folder: Path, evaluations: list[object]) -> None:
+    entry, true, _ = _forged_entry(folder)
+    os.chown(entry, OTHER_USER, -1)
+    assert privspec.evaluate(_spec()) == true  # evaluated again, and replaced
+    assert entry.stat().st_uid == os.geteuid()
+    _forged_entry(folder)
+    entry.chmod(0o666)
+    assert privspec.evaluate(_spec()) == true
+    assert len(evaluations) == 5  # (two for the first forgery, one for the second)
+
+
+def test_a_symbolic_link_as_an_entry_is_not_followed(
+        folder: Path, tmp_path: Path, evaluations: list[object]) -> None:
+    entry, true, _ = _forged_entry(folder)
+    elsewhere = tmp_path / "elsewhere.entry"
+    entry.rename(elsewhere)
+    entry.symlink_to(elsewhere)
+    assert privspec.evaluate(_spec()) == true
+    assert len(evaluations) == 3 and not entry.is_symlink()  # (two for the forgery)
+    assert b"100" in elsewhere.read_bytes()  # the link replaced, its target left alone
+
+
+def test_the_cache_folders_privspec_makes_are_the_users_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evaluations: list[object]) -> None:
+    monkeypatch.setenv("PRIVSPEC_CACHE_DIR", str(tmp_path / "a" / "b"))
+    monkeypatch.delenv("PRIVSPEC_NO_CACHE", raising=False)
+    before = os.umask(0o002)  # a user-private-group system's umask
+    try:
+        privspec.evaluate(_spec())
+    finally:
+        os.umask(before)
+    for made in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "reports"):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    privspec.evaluate(_spec())
+    assert len(evaluations) == 1  # and trusted
+
+
+def test_a_folder_writable_by_the_users_own_group_is_trusted(
+        folder: Path, evaluations: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = privspec.evaluate(_spec())
+    folder.chmod(0o770)
+    monkeypatch.setattr(store, "_own_group", lambda group, user: True)
+    assert privspec.evaluate(_spec()) == expected
+    assert len(evaluations) == 1
+
+
+def test_without_posix_owners_the_cache_still_works(
+        folder: Path, evaluations: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = privspec.evaluate(_spec())
+    monkeypatch.delattr(os, "geteuid")
+    assert privspec.evaluate(_spec()) == expected
+    assert len(evaluations) == 1
+
+
+def test_cache_info_says_when_the_cache_is_not_used(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    privspec.evaluate(_spec())
+    assert main(["cache", "info"]) == 0
+    assert "not used" not in capsys.readouterr().out
+    folder.chmod(0o777)
+    assert main(["cache", "info"]) == 0
+    assert (f"not used: {folder} is writable by other users, so its reports cannot be "
+            "trusted\n") in capsys.readouterr().out
+
+
+def _mu(data: dict[str, Any]) -> None:
+    data["gdp"]["mu"] = 0.01
+
+
+def _mu_and_curve(data: dict[str, Any]) -> None:
+    """μ = 0.01 and a curve and table raised to G_0.01 (advantage and ε's left)."""
+    from privspec.numerics.gdp import gaussian_tpr
+
+    data["gdp"]["mu"] = 0.01
+    for point in [*data["curve"], *data["tradeoff"]]:
+        point["tpr"] = float(gaussian_tpr(point["alpha"], 0.01))
+        point["beta"] = 1 - point["tpr"]
+
+
+def _advantage(data: dict[str, Any]) -> None:
+    data["gdp"]["advantage"] /= 10
+
+
+def _epsilon(data: dict[str, Any]) -> None:
+    data["epsilons"][0]["epsilon"] /= 10
+
+
+def _curve_below_mu(data: dict[str, Any]) -> None:
+    point = data["curve"][len(data["curve"]) // 2]
+    point["beta"] /= 2
+    point["tpr"] = 1 - point["beta"]
+
+
+def _beta_alone(data: dict[str, Any]) -> None:
+    data["tradeoff"][-1]["beta"] = min(1.0, data["tradeoff"][-1]["beta"] + 0.1)
+
+
+def _not_a_number(data: dict[str, Any]) -> None:
+    data["gdp"]["mu"] = math.nan
+
+
+def _another_spec(data: dict[str, Any]) -> None:
+    data["spec_sha256"] = "0" * 64
+
+
+@pytest.mark.parametrize("forge", [_mu, _mu_and_curve, _advantage, _epsilon, _curve_below_mu,
+                                   _beta_alone, _not_a_number, _another_spec])
+def test_a_report_whose_figures_disagree_is_evaluated_again_and_replaced(
+        folder: Path, evaluations: list[object], forge: Callable[[dict[str, Any]], None]
+        ) -> None:
+    """A right checksum, in the user's own folder: the figures themselves are checked."""
+    true = privspec.evaluate(_spec(3.0))
+    (entry,) = folder.glob("*.entry")
+    good = entry.read_bytes()
+    data = json.loads(good.partition(b"\n")[2])
+    forge(data)
+    _plant(entry, data)
+    assert privspec.evaluate(_spec(3.0)) == true
+    assert len(evaluations) == 2
+    assert entry.read_bytes() == good
+
+
+@pytest.mark.parametrize("mechanism", [
+    {"gaussian": {"sigma": 2.0}},  # exact: G_μ itself
+    {"pure_dp": {"epsilon": 1.0}},
+    {"poisson_sampled": {"sampling_rate": 0.5, "mechanism": {"gaussian": {"sigma": 1e-4}}}},
+    {"repeat": {"count": 300, "mechanism": {"poisson_sampled": {
+        "sampling_rate": 0.01, "mechanism": {"gaussian": {"sigma": 1.0}}}}}},
+])
+def test_the_reports_privspec_makes_agree_with_themselves(mechanism: dict[str, Any]) -> None:
+    report = privspec.evaluate({**_spec(), "mechanism": mechanism}, cache=False)
+    assert inconsistency(report) is None
