@@ -37,7 +37,8 @@ def _usage_or_exit(command: str, clear: bool) -> Usage:
 
 @app.command()
 def info() -> None:
-    """Print where the cache is, how many reports it holds and their size."""
+    """Print where the cache is, how many reports it holds and their size, and why it
+    is not used when another user owns or may write its directory."""
     from privspec.report.store import MAX_BYTES
 
     usage = _usage_or_exit("info", clear=False)

@@ -11,7 +11,9 @@ A run killed before the manifest leaves every old file as it was.  A run killed
 between two renames leaves old and new files side by side (``render --check`` reports
 them as stale) and its manifest: the next privspec write into that directory first
 finishes those renames (skipping a file someone changed since) and removes every
-abandoned transaction, so no temporary file outlives the next run.
+abandoned transaction, so no temporary file outlives the next run.  A transaction
+directory that another user owns or may write is left alone: in a shared folder, its
+manifest would otherwise rename a stranger's files over the user's.
 """
 
 from __future__ import annotations
@@ -163,6 +165,10 @@ def recover_abandoned_writes(directory: str) -> None:
 
 
 def _recover(directory: str, transaction: str) -> None:
+    from privspec.report.store import untrusted
+
+    if untrusted(os.lstat(transaction)) is not None:
+        return  # another user's (or one others may write): its files are not ours to rename
     try:
         lock = os.open(os.path.join(transaction, _LOCK), os.O_RDWR)
     except FileNotFoundError:  # being created now, or killed while it was
