@@ -22,6 +22,7 @@ from privspec.cli import main
 from privspec.report import evaluation, store
 from privspec.report.consistency import inconsistency
 from privspec.report.model import Report
+from privspec.spec.loader import spec_from_data
 
 OTHER_USER = 54_321  # no account of the sandbox's: root may still give it files
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
@@ -65,15 +66,22 @@ def _plant(entry: Path, report: Report | dict[str, Any]) -> None:
     entry.write_bytes(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
 
 
+def _sampled(sigma: float = 2.0) -> dict[str, Any]:
+    """DP-SGD's shape: its releases alone force little (their lower bound is far below μ)."""
+    return {**_spec(), "mechanism": {"repeat": {"count": 300, "mechanism": {"poisson_sampled": {
+        "sampling_rate": 0.01, "mechanism": {"gaussian": {"sigma": sigma}}}}}}}
+
+
 def _forged_entry(folder: Path) -> tuple[Path, Report, Report]:
-    """The entry of ``_spec()``, its true report, and a consistent forgery: a far more
-    private spec's report, every figure agreeing, named as ``_spec()``'s."""
-    true = privspec.evaluate(_spec())
+    """The entry of ``_sampled()``, its true report, and a forgery no figure gives away:
+    a more private spec's report, every figure agreeing, named as ``_sampled()``'s."""
+    true = privspec.evaluate(_sampled())
     (entry,) = folder.glob("*.entry")
-    forged = privspec.evaluate(_spec(100.0), cache=False).model_copy(
+    forged = privspec.evaluate(_sampled(8.0), cache=False).model_copy(
         update={"spec_sha256": true.spec_sha256})
-    assert inconsistency(forged) is None and forged.gdp.mu is not None
-    assert true.gdp.mu is not None and forged.gdp.mu < true.gdp.mu / 50
+    assert inconsistency(forged, spec_from_data(_sampled())) is None
+    assert true.gdp.mu is not None and forged.gdp.mu is not None
+    assert forged.gdp.mu < true.gdp.mu / 3
     _plant(entry, forged)
     return entry, true, forged
 
@@ -105,15 +113,16 @@ def test_no_entry_is_read_from_a_folder_someone_else_may_write(
     if where == "above" and damage is _sticky_for_all:
         pytest.skip("a sticky folder above the cache is trusted (the next test)")
     damaged = folder if where == "reports" else folder.parent
+    planted = entry.read_bytes()
     damage(damaged)
     capsys.readouterr()
-    assert privspec.evaluate(_spec()) == true
-    assert privspec.evaluate(_spec()) == true
+    assert privspec.evaluate(_sampled()) == true
+    assert privspec.evaluate(_sampled()) == true
     assert len(evaluations) == 4  # (two for the forgery) evaluated, then never read
     warning = capsys.readouterr().err
     assert warning.count("\n") == 1 and warning.startswith("privspec: warning: ")
     assert f"{damaged} " in warning and "cannot be trusted" in warning
-    assert b"100" in entry.read_bytes()  # not written there either
+    assert entry.read_bytes() == planted  # not written there either
 
 
 def test_a_sticky_folder_above_the_cache_is_trusted(
@@ -128,23 +137,24 @@ def test_an_entry_of_another_user_or_that_others_may_write_is_not_read(
         folder: Path, evaluations: list[object]) -> None:
     entry, true, _ = _forged_entry(folder)
     os.chown(entry, OTHER_USER, -1)
-    assert privspec.evaluate(_spec()) == true  # evaluated again, and replaced
+    assert privspec.evaluate(_sampled()) == true  # evaluated again, and replaced
     assert entry.stat().st_uid == os.geteuid()
     _forged_entry(folder)
     entry.chmod(0o666)
-    assert privspec.evaluate(_spec()) == true
+    assert privspec.evaluate(_sampled()) == true
     assert len(evaluations) == 5  # (two for the first forgery, one for the second)
 
 
 def test_a_symbolic_link_as_an_entry_is_not_followed(
         folder: Path, tmp_path: Path, evaluations: list[object]) -> None:
     entry, true, _ = _forged_entry(folder)
+    planted = entry.read_bytes()
     elsewhere = tmp_path / "elsewhere.entry"
     entry.rename(elsewhere)
     entry.symlink_to(elsewhere)
-    assert privspec.evaluate(_spec()) == true
+    assert privspec.evaluate(_sampled()) == true
     assert len(evaluations) == 3 and not entry.is_symlink()  # (two for the forgery)
-    assert b"100" in elsewhere.read_bytes()  # the link replaced, its target left alone
+    assert elsewhere.read_bytes() == planted  # the link replaced, its target left alone
 
 
 def test_the_cache_folders_privspec_makes_are_the_users_alone(
@@ -257,3 +267,38 @@ def test_a_report_whose_figures_disagree_is_evaluated_again_and_replaced(
 def test_the_reports_privspec_makes_agree_with_themselves(mechanism: dict[str, Any]) -> None:
     report = privspec.evaluate({**_spec(), "mechanism": mechanism}, cache=False)
     assert inconsistency(report) is None
+
+
+def test_a_consistent_forgery_below_what_the_specs_releases_force_is_not_trusted(
+        folder: Path, evaluations: list[object]) -> None:
+    """Every figure of a far more private spec's report agrees with the others; one
+    Laplace release alone forces its advantage, 1 − e^(−Δ/2b), and so its μ."""
+    true = privspec.evaluate(_spec())
+    (entry,) = folder.glob("*.entry")
+    forged = privspec.evaluate(_spec(100.0), cache=False).model_copy(
+        update={"spec_sha256": true.spec_sha256})
+    assert inconsistency(forged) is None  # the figures alone do not give it away
+    _plant(entry, forged)
+    assert privspec.evaluate(_spec()) == true
+    assert len(evaluations) == 3
+
+
+@pytest.mark.parametrize("mechanism", [
+    {"laplace": {"scale": 2.0, "sensitivity": 1}},
+    {"pure_dp": {"epsilon": 0.5}},
+    {"approximate_dp": {"epsilon": 0.5, "delta": 1e-3}},
+    {"compose": [{"mechanism": {"gaussian": {"sigma": 3.0}}, "repeat": 4},
+                 {"mechanism": {"laplace": {"scale": 5.0, "sensitivity": 1}}}]},
+    {"repeat": {"count": 50, "mechanism": {"poisson_sampled": {
+        "sampling_rate": 0.2, "mechanism": {"gaussian": {"sigma": 1.0}}}}}},
+])
+def test_what_the_releases_force_is_below_the_advantage_and_mu(
+        mechanism: dict[str, Any]) -> None:
+    from privspec.report.consistency import advantage_lower_bound
+
+    data = {**_spec(), "mechanism": mechanism}
+    report = privspec.evaluate(data, cache=False)
+    lower = advantage_lower_bound(spec_from_data(data))
+    assert 0 < lower <= report.gdp.advantage
+    if report.gdp.mu is not None:  # μ at the floor τ: G_μ's advantage plus τ at least
+        assert math.erf(report.gdp.mu / (2 * math.sqrt(2))) + report.accounting.floor >= lower

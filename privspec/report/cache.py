@@ -40,9 +40,8 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
              **options: Any) -> Report:
     """``privspec.report.evaluation.evaluate`` (its ``options``: the budgets; ``groups``:
     with the group table), through the cache: the stored report when there is one, else
-    the evaluation's, then stored.  A stored report of another spec is not trusted; one
-    without the group table that ``groups`` asks for is evaluated again (and stored
-    with it).  ``cache=False``,
+    the evaluation's, then stored.  A stored report without the group table that
+    ``groups`` asks for is evaluated again (and stored with it).  ``cache=False``,
     ``PRIVSPEC_NO_CACHE`` or ``store.bypassed`` evaluate without it.  Only an evaluation
     imports the numerical stack."""
     from privspec.spec.loader import load_spec, spec_from_data
@@ -55,9 +54,8 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
         spec = load_spec(spec)
     options = {name: value for name, value in options.items() if value is not None}
     entry_key = key(spec, options) if cache and entries.enabled() else None
-    report = None if entry_key is None else load(entry_key, spec_path)
-    if (report is not None and report.spec_sha256 == spec_sha256(spec)  # not another's
-            and not (groups and spec.records_per_unit > 1 and not report.groups)):
+    report = None if entry_key is None else load(entry_key, spec_path, spec)
+    if report is not None and not (groups and spec.records_per_unit > 1 and not report.groups):
         return report
     from privspec.report import evaluation
 
@@ -74,9 +72,11 @@ def key(spec: Spec, options: Mapping[str, Any]) -> str:
                                "written": spec.model_dump(mode="json", exclude_unset=True)})
 
 
-def load(entry_key: str, spec_path: str | None) -> Report | None:
+def load(entry_key: str, spec_path: str | None, spec: Spec | None = None) -> Report | None:
     """The report stored under ``entry_key`` (with ``spec_path``), or None when there is
-    none, it is not a report of this privspec or its figures contradict each other."""
+    none, it is not a report of this privspec or (given) of ``spec``, or its figures
+    contradict each other or what the spec's releases alone force
+    (``report/consistency.py``)."""
     from pydantic import ValidationError
 
     from privspec.report.consistency import inconsistency
@@ -89,7 +89,9 @@ def load(entry_key: str, spec_path: str | None) -> Report | None:
         report = Report.model_validate(json.loads(body))
     except (ValueError, ValidationError):
         return None
-    if inconsistency(report) is not None:
+    if spec is not None and report.spec_sha256 != spec_sha256(spec):
+        return None  # another spec's
+    if inconsistency(report, spec) is not None:
         return None
     return report.model_copy(update={"spec_path": spec_path})
 

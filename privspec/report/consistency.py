@@ -1,36 +1,44 @@
-"""Whether a report's headline figures agree with each other: what ``report/cache.py``
-checks before it trusts a report read from the cache (pure Python: a cache hit imports
-no numerical library).
+"""Whether a report's figures agree with each other and with its spec: what
+``report/cache.py`` checks before it trusts a report read from the cache (pure Python:
+a cache hit imports no numerical library).
 
-The checks are sound (every report privspec assembles passes them, up to rounding) and
-catch a μ, an advantage or an ε(δ) that is smaller than the report's own trade-off curve
-or table allows:
+The checks are sound (every report privspec assembles passes them, up to rounding):
 
 * μ-GDP at the floor τ: every point (α, β, TPR) of the curve and the table has
-  β ≥ G_μ(α) − τ and TPR ≤ 1 − G_μ(α) + τ, and β + TPR = 1;
+  β ≥ G_μ(α) − τ and TPR ≤ 1 − G_μ(α) + τ, and β + TPR = 1 (a μ too small for the curve);
 * the best advantage is at most G_μ's, 2Φ(μ/2) − 1, plus τ, and at least TPR − α at
-  every point;
-* each ε(δ) (and the published comparison's) is at most what μ-GDP at the floor allows,
-  δ_μ(ε) ≥ δ − τ, and at most the pure ε when there is one.
+  every point (an advantage too small for the curve);
+* every point lies on or above the curve of (ε, δ + τ)-DP for each ε(δ) the report
+  states, and of (ε, τ)-DP for its pure ε (an ε too small for the curve); each ε(δ) is
+  at most what μ-GDP at the floor allows, δ_μ(ε) ≥ δ − τ, and at most the pure ε (a μ
+  too small for the ε's);
+* with the spec: the advantage, and 2Φ(μ/2) − 1 + τ, are at least what the spec's
+  releases alone force (``advantage_lower_bound``), a bound computed from the spec,
+  not from the report: it catches a report forged whole, every figure consistent,
+  whose μ is far too small for the spec (the closed-form bounds of
+  ``numerics/bounds.py`` are upper bounds on μ and cannot).
 
 μ here is the report's μ widened by ``BOUND_MARGIN`` (the closed-form bound may stand in
-for a numerical μ up to that much above it).  What they cannot catch: a report whose
-figures were all forged together (μ, curve, table, ε's), or figures no headline figure
-determines (the risk rows, the group table, a stage's μ, an audit); closed-form bounds
-are upper bounds on μ and so cannot catch a μ too small either.  Against those, only
-where the cache is kept protects (``report/store.py``).
+for a numerical μ up to that much above it).  What they cannot catch: a forged report
+consistent with itself whose μ is above the spec's lower bound (which is loose where
+sampling amplifies privacy: about a third of DP-SGD's μ near μ = 1, far less below), a
+curve forged above the true one, or figures no headline figure determines (the risk
+rows, the group table, a stage's μ, an audit).  Against those, only where the cache is
+kept protects (``report/store.py``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from privspec.spec import events as ev
 
+if TYPE_CHECKING:
     from privspec.report.model import Report
+    from privspec.spec.models import Spec
 
 #: The closed-form bound replaces a numerical μ it undercuts by more than this (relative):
 #: within it, the numerical curve (a little below G_μ of the bound's μ) is reported.
@@ -59,9 +67,13 @@ def _gaussian_delta(epsilon: float, mu: float) -> float:
     return _NORMAL.cdf(-epsilon / mu + mu / 2) - second
 
 
-def _points(report: Report) -> Iterator[tuple[float, float, float]]:
-    yield from ((p.alpha, p.beta, p.tpr) for p in report.curve)
-    yield from ((row.alpha, row.beta, row.tpr) for row in report.tradeoff)
+Point = tuple[float, float, float]
+
+
+def _points(report: Report) -> list[Point]:
+    """(α, β, TPR) of every point of the curve and the table."""
+    return ([(p.alpha, p.beta, p.tpr) for p in report.curve]
+            + [(row.alpha, row.beta, row.tpr) for row in report.tradeoff])
 
 
 def _probability(value: float) -> bool:
@@ -76,12 +88,13 @@ def _epsilons(report: Report) -> Iterator[tuple[float, float]]:
         yield published.delta, published.epsilon_privspec
 
 
-def _curve_problem(report: Report, mu: float | None, floor: float) -> str | None:
+def _curve_problem(report: Report, points: list[Point], mu: float | None, floor: float
+                   ) -> str | None:
     """Why a point of the curve or the table, or the advantage, contradicts the rest."""
     advantage = report.gdp.advantage
     if not _probability(advantage):
         return "its advantage is not a probability"
-    for alpha, beta, tpr in _points(report):
+    for alpha, beta, tpr in points:
         if not (_probability(alpha) and _probability(beta) and _probability(tpr)):
             return "a point of its curve is not a probability"
         if abs(beta + tpr - 1) > _SLACK:
@@ -99,12 +112,13 @@ def _curve_problem(report: Report, mu: float | None, floor: float) -> str | None
     return None
 
 
-def _epsilon_problem(report: Report, mu: float | None, floor: float) -> str | None:
-    """Why an ε(δ) contradicts μ or the pure ε."""
+def _epsilon_problem(report: Report, points: list[Point], mu: float | None, floor: float
+                     ) -> str | None:
+    """Why an ε(δ) contradicts μ, the pure ε or the curve."""
     pure = report.pure_epsilon
     if pure is not None and not pure >= 0:
         return "its pure ε is negative"
-    if pure is not None and _below_epsilon_delta(report, pure, floor):
+    if pure is not None and _below_epsilon_delta(points, pure, floor):
         return "its curve lies below what its pure ε allows"
     for delta, epsilon in _epsilons(report):
         if not (epsilon >= 0 and _probability(delta)):
@@ -114,12 +128,12 @@ def _epsilon_problem(report: Report, mu: float | None, floor: float) -> str | No
         if mu is not None and delta > 0 and \
                 _gaussian_delta(epsilon, mu) < (delta - floor) * (1 - _SLACK):
             return f"its ε at δ = {delta!r} is below what μ-GDP allows"
-        if _below_epsilon_delta(report, epsilon, delta + floor):
+        if _below_epsilon_delta(points, epsilon, delta + floor):
             return f"its curve lies below what its ε at δ = {delta!r} allows"
     return None
 
 
-def _below_epsilon_delta(report: Report, epsilon: float, delta: float) -> bool:
+def _below_epsilon_delta(points: list[Point], epsilon: float, delta: float) -> bool:
     """Whether a point of the curve or the table lies below (ε, δ)-DP's trade-off curve,
     max(1 − δ − e^ε α, e^−ε (1 − δ − α))."""
     if epsilon > 700:
@@ -127,16 +141,78 @@ def _below_epsilon_delta(report: Report, epsilon: float, delta: float) -> bool:
     grow = math.exp(epsilon)
     return any(tpr > (delta + grow * alpha) * (1 + _SLACK) + _SLACK * 1e-6
                or 1 - delta - alpha > grow * beta * (1 + _SLACK) + _SLACK * 1e-6
-               for alpha, beta, tpr in _points(report))
+               for alpha, beta, tpr in points)
 
 
-def inconsistency(report: Report) -> str | None:
-    """Why ``report``'s figures contradict each other (see the module's docstring), or
-    None when they agree."""
+def _advantages(event: ev.Event, replace_one: bool, times: int = 1
+                ) -> Iterator[tuple[float, int]]:
+    """(the best advantage against one release as privspec accounts it, how many such
+    releases) of ``event``'s releases, or a lower bound of it (0 where none is cheap)."""
+    if isinstance(event, ev.ComposedEvent):
+        for stage, repeat in event.stages:
+            yield from _advantages(stage, replace_one, times * repeat)
+    elif isinstance(event, ev.RepeatedEvent):
+        yield from _advantages(event.event, replace_one, times * event.count)
+    elif isinstance(event, ev.SampledEvent):
+        if event.scheme == "poisson" and not replace_one:  # (1 − q)P + qQ against P
+            for one, count in _advantages(event.event, replace_one, times):
+                yield event.rate * one, count
+    elif isinstance(event, ev.GaussianEvent):
+        shift = event.shift(replace_one)
+        yield (math.erf(shift / event.sigma / (2 * math.sqrt(2))) if event.sigma > 0
+               else float(shift > 0)), times
+    elif isinstance(event, ev.LaplaceEvent):
+        yield -math.expm1(-event.sensitivity / (2 * event.scale)), times
+    elif isinstance(event, ev.RandomizedResponseEvent):
+        yield 1 - event.noise, times  # the mass the true answer moves
+    elif isinstance(event, ev.PureDPEvent | ev.ApproximateDPEvent):
+        delta = event.delta if isinstance(event, ev.ApproximateDPEvent) else 0.0
+        spread = math.tanh(event.epsilon / 2)  # f_ε,δ's: δ + (1 − δ)·tanh(ε/2)
+        yield delta + (1 - delta) * spread, times
+
+
+def advantage_lower_bound(spec: Spec) -> float:
+    """A lower bound on the best advantage against ``spec``'s mechanism as privspec
+    accounts it, from each release's own, A_i: the Bhattacharyya coefficient of a
+    release is at most √(1 − A_i²) and multiplies under composition, and the advantage
+    of the composition is at least 1 − their product (and at least every A_i).  0 for a
+    spec that names a strategy file (its release needs the file's values)."""
+    from privspec.spec.models import spec_event, walk
+
+    if any(getattr(getattr(block, "strategy", None), "matrix", None) is not None
+           for _, _, block in walk(spec.mechanism)):
+        return 0.0
+    releases = list(_advantages(spec_event(spec), spec.neighbouring == "replace-one"))
+    if not releases:
+        return 0.0
+    best = max(one for one, _ in releases)
+    if best >= 1:
+        return 1.0
+    coefficient = math.fsum(count * math.log1p(-one * one) / 2 for one, count in releases)
+    return max(best, -math.expm1(coefficient))
+
+
+def _below_lower_bound(report: Report, mu: float | None, floor: float, spec: Spec) -> str | None:
+    """Why μ or the advantage is below what ``spec``'s releases alone force."""
+    lower = advantage_lower_bound(spec) * (1 - _SLACK)
+    if report.gdp.advantage < lower - floor:
+        return "its advantage is below what the spec's releases alone reach"
+    if mu is not None and math.erf(mu / (2 * math.sqrt(2))) + floor < lower:
+        return "its μ is below what the spec's releases alone force"
+    return None
+
+
+def inconsistency(report: Report, spec: Spec | None = None) -> str | None:
+    """Why ``report``'s figures contradict each other, or (with the ``spec`` it is of)
+    what the spec's releases alone force (see the module's docstring); None when they
+    agree."""
     mu, floor = report.gdp.mu, report.accounting.floor
     if mu is not None and not 0 <= mu < math.inf:
         return "its μ is not a finite non-negative number"
     if not 0 <= floor < 1:
         return "its floor is not a probability below 1"
     widened = None if mu is None else mu / (1 - BOUND_MARGIN)
-    return _curve_problem(report, widened, floor) or _epsilon_problem(report, widened, floor)
+    points = _points(report)
+    return (_curve_problem(report, points, widened, floor)
+            or _epsilon_problem(report, points, widened, floor)
+            or (None if spec is None else _below_lower_bound(report, widened, floor, spec)))
