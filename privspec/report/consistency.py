@@ -94,6 +94,8 @@ def _curve_problem(report: Report, points: list[Point], mu: float | None, floor:
     advantage = report.gdp.advantage
     if not _probability(advantage):
         return "its advantage is not a probability"
+    if not (report.curve and report.tradeoff):
+        return "it has no curve or no table"
     for alpha, beta, tpr in points:
         if not (_probability(alpha) and _probability(beta) and _probability(tpr)):
             return "a point of its curve is not a probability"
