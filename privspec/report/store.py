@@ -22,7 +22,8 @@ with no other member listed).  An entry must be a regular file, not a symbolic l
 that the user (or root) owns and no one else may write.  This protects against other
 users' folders and entries; someone who can write the user's own files can change
 privspec itself.  Where there are no POSIX owners (Windows) only the entry's kind is
-checked.  ``report/cache.py`` further checks a report's figures against each other.
+checked.  ``report/cache.py`` further checks a report's figures (against each other and
+its spec); a drawn figure's bytes are trusted on where they are kept alone.
 
 Where: ``PRIVSPEC_CACHE_DIR``, else ``$XDG_CACHE_HOME/privspec``, else
 ``~/.cache/privspec`` (entries in its ``reports/``).  ``PRIVSPEC_NO_CACHE=1``, the
