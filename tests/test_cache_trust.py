@@ -307,3 +307,14 @@ def test_what_the_releases_force_is_below_the_advantage_and_mu(
     assert 0 < lower <= report.gdp.advantage
     if report.gdp.mu is not None:  # μ at the floor τ: G_μ's advantage plus τ at least
         assert math.erf(report.gdp.mu / (2 * math.sqrt(2))) + report.accounting.floor >= lower
+
+
+def test_a_cache_folder_linked_to_another_users_is_not_read(
+        folder: Path, tmp_path: Path, evaluations: list[object]) -> None:
+    _, true, _ = _forged_entry(folder)
+    theirs = tmp_path / "theirs"
+    folder.rename(theirs)
+    folder.symlink_to(theirs)  # the link the user's; where it leads another user's
+    os.chown(theirs, OTHER_USER, -1)
+    assert privspec.evaluate(_sampled()) == true
+    assert len(evaluations) == 3
