@@ -270,8 +270,21 @@ def test_a_report_whose_figures_disagree_is_evaluated_again_and_replaced(
         "sampling_rate": 0.01, "mechanism": {"gaussian": {"sigma": 1.0}}}}}},
 ])
 def test_the_reports_privspec_makes_agree_with_themselves(mechanism: dict[str, Any]) -> None:
-    report = privspec.evaluate({**_spec(), "mechanism": mechanism}, cache=False)
-    assert inconsistency(report) is None
+    data = {**_spec(), "mechanism": mechanism}
+    report = privspec.evaluate(data, cache=False)
+    assert inconsistency(report, spec_from_data(data)) is None
+
+
+@pytest.mark.parametrize("data", [
+    # ε(δ) = 0 at every δ: nothing to hold against μ
+    {**_spec(), "mechanism": {"pure_dp": {"epsilon": 1e-6}}},
+    # a δ of 10⁻⁹ at ε = 18: in Φ's far tail, where NormalDist.cdf has no digits left
+    {**_spec(), "records_per_unit": 64, "neighbouring": "replace-one",
+     "mechanism": {"gaussian": {"noise_multiplier": 50.0}}},
+])
+def test_tiny_and_far_tail_figures_agree_with_themselves(data: dict[str, Any]) -> None:
+    report = privspec.evaluate(data, cache=False)
+    assert inconsistency(report, spec_from_data(data)) is None
 
 
 def test_a_consistent_forgery_below_what_the_specs_releases_force_is_not_trusted(

@@ -10,7 +10,7 @@ The checks are sound (every report privspec assembles passes them, up to roundin
   every point (an advantage too small for the curve);
 * every point lies on or above the curve of (ε, δ + τ)-DP for each ε(δ) the report
   states, and of (ε, τ)-DP for its pure ε (an ε too small for the curve); each ε(δ) is
-  at most what μ-GDP at the floor allows, δ_μ(ε) ≥ δ − τ, and at most the pure ε (a μ
+  at most what μ-GDP at the floor allows (δ_μ(ε) ≥ δ − τ when ε > 0) and the pure ε (a μ
   too small for the ε's);
 * with the spec: the advantage, and 2Φ(μ/2) − 1 + τ, are at least what the spec's
   releases alone force (``advantage_lower_bound``), a bound computed from the spec,
@@ -48,6 +48,11 @@ _SLACK = 1e-9
 _NORMAL = NormalDist()
 
 
+def _phi(x: float) -> float:
+    """Φ(x), accurate in the lower tail (``NormalDist.cdf`` is not below 10⁻¹⁶)."""
+    return math.erfc(-x / math.sqrt(2)) / 2
+
+
 def _gaussian_beta_tpr(alpha: float, mu: float) -> tuple[float, float]:
     """G_μ(α) and 1 − G_μ(α), each without cancellation."""
     if alpha <= 0:
@@ -55,16 +60,16 @@ def _gaussian_beta_tpr(alpha: float, mu: float) -> tuple[float, float]:
     if alpha >= 1:
         return 0.0, 1.0
     z = _NORMAL.inv_cdf(alpha)
-    return _NORMAL.cdf(-z - mu), _NORMAL.cdf(z + mu)
+    return _phi(-z - mu), _phi(z + mu)
 
 
 def _gaussian_delta(epsilon: float, mu: float) -> float:
     """δ(ε) of μ-GDP, Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), the second term without overflow."""
     if mu <= 0:
         return 0.0
-    tail = _NORMAL.cdf(-epsilon / mu - mu / 2)
+    tail = _phi(-epsilon / mu - mu / 2)
     second = math.exp(min(epsilon + math.log(tail), 709.0)) if tail > 0 else 0.0
-    return _NORMAL.cdf(-epsilon / mu + mu / 2) - second
+    return _phi(-epsilon / mu + mu / 2) - second
 
 
 Point = tuple[float, float, float]
@@ -127,7 +132,7 @@ def _epsilon_problem(report: Report, points: list[Point], mu: float | None, floo
             return "an ε(δ) is negative or its δ not a probability"
         if pure is not None and epsilon > pure * (1 + _SLACK):
             return f"its ε at δ = {delta!r} exceeds its pure ε"
-        if mu is not None and delta > 0 and \
+        if mu is not None and epsilon > 0 and \
                 _gaussian_delta(epsilon, mu) < (delta - floor) * (1 - _SLACK):
             return f"its ε at δ = {delta!r} is below what μ-GDP allows"
         if _below_epsilon_delta(points, epsilon, delta + floor):
