@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
@@ -151,52 +152,73 @@ def _below_epsilon_delta(points: list[Point], epsilon: float, delta: float) -> b
                for alpha, beta, tpr in points)
 
 
-def _advantages(event: ev.Event, replace_one: bool, times: int = 1
-                ) -> Iterator[tuple[float, int]]:
-    """(the best advantage against one release as privspec accounts it, how many such
-    releases) of ``event``'s releases, or a lower bound of it (0 where none is cheap)."""
-    if isinstance(event, ev.ComposedEvent):
-        for stage, repeat in event.stages:
-            yield from _advantages(stage, replace_one, times * repeat)
-    elif isinstance(event, ev.RepeatedEvent):
-        yield from _advantages(event.event, replace_one, times * event.count)
-    elif isinstance(event, ev.SampledEvent):
+@dataclass(frozen=True)
+class _Distinguishable:
+    """Of a pair of distributions: a lower bound on its advantage (total variation) and
+    an upper bound on the log of its Bhattacharyya coefficient BC (ln BC ≤ ½ ln(1 − A²)
+    for any pair, and BC multiplies under composition: 1 − BC ≤ A)."""
+
+    advantage: float
+    log_coefficient: float
+
+    @classmethod
+    def of(cls, advantage: float) -> _Distinguishable:
+        return cls(advantage, math.log1p(-advantage * advantage) / 2 if advantage < 1
+                   else -math.inf)
+
+    def times(self, count: int) -> _Distinguishable:
+        """``count`` of them composed."""
+        return _composed([self] * min(count, 1), count * self.log_coefficient)
+
+
+NOTHING = _Distinguishable(0.0, 0.0)
+
+
+def _composed(parts: list[_Distinguishable], log_coefficient: float) -> _Distinguishable:
+    """Pairs composed (their coefficients' logs adding up to ``log_coefficient``)."""
+    best = max((part.advantage for part in parts), default=0.0)
+    return _Distinguishable(max(best, -math.expm1(log_coefficient)), log_coefficient)
+
+
+def _release(event: ev.Event, replace_one: bool) -> _Distinguishable:
+    """``event``'s pair as privspec accounts it (its dominating pair), or ``NOTHING``
+    where no cheap bound is known."""
+    if isinstance(event, ev.ComposedEvent | ev.RepeatedEvent):
+        stages = event.stages if isinstance(event, ev.ComposedEvent) else ((event.event,
+                                                                            event.count),)
+        parts = [_release(stage, replace_one).times(repeat) for stage, repeat in stages]
+        return _composed(parts, math.fsum(part.log_coefficient for part in parts))
+    if isinstance(event, ev.SampledEvent):
         if event.scheme == "poisson" and not replace_one:  # (1 − q)P + qQ against P
-            for one, count in _advantages(event.event, replace_one, times):
-                yield event.rate * one, count
-    elif isinstance(event, ev.GaussianEvent):
+            return _Distinguishable.of(event.rate * _release(event.event, False).advantage)
+        return NOTHING
+    if isinstance(event, ev.GaussianEvent):
         shift = event.shift(replace_one)
-        yield (math.erf(shift / event.sigma / (2 * math.sqrt(2))) if event.sigma > 0
-               else float(shift > 0)), times
-    elif isinstance(event, ev.LaplaceEvent):
-        yield -math.expm1(-event.sensitivity / (2 * event.scale)), times
-    elif isinstance(event, ev.RandomizedResponseEvent):
-        yield 1 - event.noise, times  # the mass the true answer moves
-    elif isinstance(event, ev.PureDPEvent | ev.ApproximateDPEvent):
+        mu = shift / event.sigma if event.sigma > 0 else math.inf if shift > 0 else 0.0
+        # N(0, 1) against N(μ, 1): advantage 2Φ(μ/2) − 1, BC = exp(−μ²/8)
+        return _Distinguishable(math.erf(mu / (2 * math.sqrt(2))), -mu * mu / 8)
+    if isinstance(event, ev.LaplaceEvent):
+        return _Distinguishable.of(-math.expm1(-event.sensitivity / (2 * event.scale)))
+    if isinstance(event, ev.RandomizedResponseEvent):
+        return _Distinguishable.of(1 - event.noise)  # the mass the true answer moves
+    if isinstance(event, ev.PureDPEvent | ev.ApproximateDPEvent):
         delta = event.delta if isinstance(event, ev.ApproximateDPEvent) else 0.0
         spread = math.tanh(event.epsilon / 2)  # f_ε,δ's: δ + (1 − δ)·tanh(ε/2)
-        yield delta + (1 - delta) * spread, times
+        return _Distinguishable.of(delta + (1 - delta) * spread)
+    return NOTHING
 
 
 def advantage_lower_bound(spec: Spec) -> float:
     """A lower bound on the best advantage against ``spec``'s mechanism as privspec
-    accounts it, from each release's own, A_i: the Bhattacharyya coefficient of a
-    release is at most √(1 − A_i²) and multiplies under composition, and the advantage
-    of the composition is at least 1 − their product (and at least every A_i).  0 for a
-    spec that names a strategy file (its release needs the file's values)."""
+    accounts it, from its releases' pairs (``_Distinguishable``): at least every
+    release's own, and at least 1 − the product of their Bhattacharyya coefficients.
+    0 for a spec that names a strategy file (its release needs the file's values)."""
     from privspec.spec.models import spec_event, walk
 
     if any(getattr(getattr(block, "strategy", None), "matrix", None) is not None
            for _, _, block in walk(spec.mechanism)):
         return 0.0
-    releases = list(_advantages(spec_event(spec), spec.neighbouring == "replace-one"))
-    if not releases:
-        return 0.0
-    best = max(one for one, _ in releases)
-    if best >= 1:
-        return 1.0
-    coefficient = math.fsum(count * math.log1p(-one * one) / 2 for one, count in releases)
-    return max(best, -math.expm1(coefficient))
+    return _release(spec_event(spec), spec.neighbouring == "replace-one").advantage
 
 
 def _below_lower_bound(report: Report, mu: float | None, floor: float, spec: Spec) -> str | None:
