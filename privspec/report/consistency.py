@@ -135,7 +135,7 @@ def _epsilon_problem(report: Report, points: list[Point], mu: float | None, floo
             return f"its ε at δ = {delta!r} exceeds its pure ε"
         if mu is not None and epsilon > 0 and \
                 _gaussian_delta(epsilon, mu) < (delta - floor) * (1 - _SLACK):
-            return f"its ε at δ = {delta!r} is below what μ-GDP allows"
+            return f"its μ is too small for its ε at δ = {delta!r}"
         if _below_epsilon_delta(points, epsilon, delta + floor):
             return f"its curve lies below what its ε at δ = {delta!r} allows"
     return None
