@@ -197,7 +197,8 @@ def test_cache_info_says_when_the_cache_is_not_used(
     folder.chmod(0o777)
     assert main(["cache", "info"]) == 0
     assert (f"not used: {folder} is writable by other users, so its reports cannot be "
-            "trusted\n") in capsys.readouterr().out
+            "trusted (PRIVSPEC_CACHE_DIR can name a folder of your own)\n"
+            ) in capsys.readouterr().out
 
 
 def _mu(data: dict[str, Any]) -> None:

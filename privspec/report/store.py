@@ -205,8 +205,8 @@ def _trusted_folder() -> Path:
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
         why = untrusted(info, above=path != folder)
         if why is not None:
-            raise UntrustedError(errno.EPERM, f"{why}, so its reports cannot be trusted",
-                                 str(path))
+            raise UntrustedError(errno.EPERM, f"{why}, so its reports cannot be trusted "
+                                 "(PRIVSPEC_CACHE_DIR can name a folder of your own)", str(path))
     return folder
 
 
