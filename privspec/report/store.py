@@ -153,7 +153,7 @@ class UntrustedError(PermissionError):
     """Why the store's directory or an entry may hold what someone else wrote."""
 
     def __str__(self) -> str:
-        return f"{self.filename} {self.strerror}"
+        return f"{self.filename} {self.strerror}, so its reports cannot be trusted"
 
 
 def _user() -> int | None:
@@ -197,16 +197,16 @@ def untrusted(info: os.stat_result, above: bool = False) -> str | None:
 
 def _trusted_folder() -> Path:
     """The entries' directory, resolved, once it and every folder above it are trusted
-    (``untrusted``); ``UntrustedError`` saying why not, another OSError when it is missing."""
+    (``untrusted``, from the top down); ``UntrustedError`` saying why not, another OSError
+    (``FileNotFoundError``) where a folder is missing."""
     folder = Path(os.path.realpath(directory()))
-    for path in (folder, *folder.parents):
+    for path in reversed((folder, *folder.parents)):
         info = os.stat(path)
         if not stat.S_ISDIR(info.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
         why = untrusted(info, above=path != folder)
         if why is not None:
-            raise UntrustedError(errno.EPERM, f"{why}, so its reports cannot be trusted "
-                                 "(PRIVSPEC_CACHE_DIR can name a folder of your own)", str(path))
+            raise UntrustedError(errno.EPERM, why, str(path))
     return folder
 
 
@@ -214,12 +214,12 @@ def _entry_bytes(path: Path) -> bytes:
     """The bytes of the entry at ``path`` (touched: recently used), once it is a regular
     file, not a symbolic link, that no one but the user may have written."""
     if not hasattr(os, "O_NOFOLLOW") and path.is_symlink():
-        raise UntrustedError(errno.ELOOP, "a symbolic link", str(path))
+        raise UntrustedError(errno.ELOOP, "is a symbolic link", str(path))
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     with open(os.open(path, flags | getattr(os, "O_BINARY", 0)), "rb") as file:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode) or untrusted(info) is not None:
-            raise UntrustedError(errno.EPERM, "not an entry of the user's", str(path))
+            raise UntrustedError(errno.EPERM, "is not an entry of the user's", str(path))
         data = file.read()
         with contextlib.suppress(OSError):  # a read-only cache still answers
             os.utime(file.fileno() if os.utime in os.supports_fd else path)
@@ -247,8 +247,11 @@ def write(entry_key: str, body: bytes) -> None:
     header = {"format": ENTRY_FORMAT, "key": entry_key, "sha256": hashlib.sha256(body).hexdigest()}
     temporary: str | None = None
     try:
-        _make(directory())
-        folder = _trusted_folder()  # nothing kept where it would not be read
+        try:
+            folder = _trusted_folder()  # nothing kept where it would not be read
+        except FileNotFoundError:  # made below folders found trusted, the user's alone
+            _make(directory())
+            folder = _trusted_folder()
         handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=folder)
         with os.fdopen(handle, "wb") as file:
             file.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
@@ -287,12 +290,16 @@ def drawn(what: str, report: Report, form: str, draw: Callable[[], bytes]) -> by
 
 
 def _warn_once(error: OSError) -> None:
-    """One line on stderr, the first time the cache cannot be written: why."""
+    """One line on stderr, the first time the cache cannot be written or is not
+    trusted: why."""
     global _warned
     if not _warned:
         _warned = True
-        sys.stderr.write(f"privspec: warning: cannot keep reports in the cache ({error}); "
-                         "evaluating without it\n")
+        sys.stderr.write(
+            f"privspec: warning: not using the report cache: {error}; PRIVSPEC_CACHE_DIR "
+            "can name a folder of your own\n" if isinstance(error, UntrustedError)
+            else f"privspec: warning: cannot keep reports in the cache ({error}); "
+            "evaluating without it\n")
 
 
 @dataclass(frozen=True)
