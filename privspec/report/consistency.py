@@ -8,19 +8,21 @@ The checks are sound (every report privspec assembles passes them, up to roundin
   β ≥ G_μ(α) − τ and TPR ≤ 1 − G_μ(α) + τ, and β + TPR = 1 (a μ too small for the curve);
 * the best advantage is at most G_μ's, 2Φ(μ/2) − 1, plus τ, and at least TPR − α at
   every point (an advantage too small for the curve);
-* every point lies on or above the curve of (ε, δ + τ)-DP for each ε(δ) the report
-  states, and of (ε, τ)-DP for its pure ε (an ε too small for the curve); each ε(δ) is
-  at most what μ-GDP at the floor allows (δ_μ(ε) ≥ δ − τ when ε > 0) and the pure ε (a μ
-  too small for the ε's);
-* with the spec: the advantage, and 2Φ(μ/2) − 1 + τ, are at least what the spec's
-  releases alone force (``advantage_lower_bound``), a bound computed from the spec,
-  not from the report: it catches a report forged whole, every figure consistent,
-  whose μ is far too small for the spec (the closed-form bounds of
-  ``numerics/bounds.py`` are upper bounds on μ and cannot).
+* each ε(δ) is at most what μ-GDP at the floor allows (δ_μ(ε) ≥ δ − τ when ε > 0) and
+  the pure ε (a μ too small for the ε's);
+* with the spec: the advantage, 2Φ(μ/2) − 1 + τ and the advantage each ε(δ) allows,
+  δ + (1 − δ)·tanh(ε/2) + τ, are at least what the spec's releases alone force
+  (``advantage_lower_bound``), a bound computed from the spec, not from the report: it
+  catches a report forged whole, every figure consistent, whose μ or ε is far too small
+  for the spec (the closed-form bounds of ``numerics/bounds.py`` are upper bounds and
+  cannot).
+
+An ε(δ) is not held against the curve: it may be a closed-form bound's, below what the
+(pessimistic) numerical curve alone would give.
 
 μ here is the report's μ widened by ``BOUND_MARGIN`` (the closed-form bound may stand in
 for a numerical μ up to that much above it).  What they cannot catch: a forged report
-consistent with itself whose μ is above the spec's lower bound (which is loose where
+consistent with itself whose μ and ε are above the spec's lower bound (which is loose where
 sampling amplifies privacy: about a third of DP-SGD's μ near μ = 1, far less below), a
 curve forged above the true one, or figures no headline figure determines (the risk
 rows, the group table, a stage's μ, an audit).  Against those, only where the cache is
@@ -120,36 +122,20 @@ def _curve_problem(report: Report, points: list[Point], mu: float | None, floor:
     return None
 
 
-def _epsilon_problem(report: Report, points: list[Point], mu: float | None, floor: float
-                     ) -> str | None:
-    """Why an ε(δ) contradicts μ, the pure ε or the curve."""
+def _epsilon_problem(report: Report, mu: float | None) -> str | None:
+    """Why an ε(δ) contradicts μ or the pure ε."""
     pure = report.pure_epsilon
     if pure is not None and not pure >= 0:
         return "its pure ε is negative"
-    if pure is not None and _below_epsilon_delta(points, pure, floor):
-        return "its curve lies below what its pure ε allows"
     for delta, epsilon in _epsilons(report):
         if not (epsilon >= 0 and _probability(delta)):
             return "an ε(δ) is negative or its δ not a probability"
         if pure is not None and epsilon > pure * (1 + _SLACK):
             return f"its ε at δ = {delta!r} exceeds its pure ε"
         if mu is not None and epsilon > 0 and \
-                _gaussian_delta(epsilon, mu) < (delta - floor) * (1 - _SLACK):
+                _gaussian_delta(epsilon, mu) < (delta - report.accounting.floor) * (1 - _SLACK):
             return f"its μ is too small for its ε at δ = {delta!r}"
-        if _below_epsilon_delta(points, epsilon, delta + floor):
-            return f"its curve lies below what its ε at δ = {delta!r} allows"
     return None
-
-
-def _below_epsilon_delta(points: list[Point], epsilon: float, delta: float) -> bool:
-    """Whether a point of the curve or the table lies below (ε, δ)-DP's trade-off curve,
-    max(1 − δ − e^ε α, e^−ε (1 − δ − α))."""
-    if epsilon > 700:
-        return False
-    grow = math.exp(epsilon)
-    return any(tpr > (delta + grow * alpha) * (1 + _SLACK) + _SLACK * 1e-6
-               or 1 - delta - alpha > grow * beta * (1 + _SLACK) + _SLACK * 1e-6
-               for alpha, beta, tpr in points)
 
 
 @dataclass(frozen=True)
@@ -201,10 +187,9 @@ def _release(event: ev.Event, replace_one: bool) -> _Distinguishable:
         return _Distinguishable.of(-math.expm1(-event.sensitivity / (2 * event.scale)))
     if isinstance(event, ev.RandomizedResponseEvent):
         return _Distinguishable.of(1 - event.noise)  # the mass the true answer moves
-    if isinstance(event, ev.PureDPEvent | ev.ApproximateDPEvent):
+    if isinstance(event, ev.PureDPEvent | ev.ApproximateDPEvent):  # their worst case
         delta = event.delta if isinstance(event, ev.ApproximateDPEvent) else 0.0
-        spread = math.tanh(event.epsilon / 2)  # f_ε,δ's: δ + (1 − δ)·tanh(ε/2)
-        return _Distinguishable.of(delta + (1 - delta) * spread)
+        return _Distinguishable.of(_epsilon_delta_advantage(event.epsilon, delta))
     return NOTHING
 
 
@@ -221,13 +206,24 @@ def advantage_lower_bound(spec: Spec) -> float:
     return _release(spec_event(spec), spec.neighbouring == "replace-one").advantage
 
 
+def _epsilon_delta_advantage(epsilon: float, delta: float) -> float:
+    """The best advantage (ε, δ)-DP allows, δ + (1 − δ)·tanh(ε/2)."""
+    return delta + (1 - delta) * math.tanh(epsilon / 2)
+
+
 def _below_lower_bound(report: Report, mu: float | None, floor: float, spec: Spec) -> str | None:
-    """Why μ or the advantage is below what ``spec``'s releases alone force."""
+    """Why μ, the advantage or an ε is below what ``spec``'s releases alone force."""
     lower = advantage_lower_bound(spec) * (1 - _SLACK)
     if report.gdp.advantage < lower - floor:
         return "its advantage is below what the spec's releases alone reach"
     if mu is not None and math.erf(mu / (2 * math.sqrt(2))) + floor < lower:
         return "its μ is below what the spec's releases alone force"
+    stated = [*_epsilons(report)]
+    if report.pure_epsilon is not None:
+        stated.append((0.0, report.pure_epsilon))
+    for delta, epsilon in stated:
+        if _epsilon_delta_advantage(epsilon, delta) + floor < lower:
+            return f"its ε at δ = {delta!r} is below what the spec's releases alone force"
     return None
 
 
@@ -243,5 +239,5 @@ def inconsistency(report: Report, spec: Spec | None = None) -> str | None:
     widened = None if mu is None else mu / (1 - BOUND_MARGIN)
     points = _points(report)
     return (_curve_problem(report, points, widened, floor)
-            or _epsilon_problem(report, points, widened, floor)
+            or _epsilon_problem(report, widened)
             or (None if spec is None else _below_lower_bound(report, widened, floor, spec)))
