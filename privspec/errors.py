@@ -81,7 +81,7 @@ CODE_MEANINGS: dict[Code, str] = {
     Code.IO_UNREADABLE: "the file exists but cannot be read (permissions, a device), or "
     "symbolic links lead to a file whose name does not end in .yaml, .yml or .json",
     Code.IO_TOO_LARGE: ("the file is larger than a spec can be (1,000,000 characters or "
-                        "150,000 YAML values)"),
+                        "50,000 YAML values)"),
     Code.IO_ENCODING: "the file is not UTF-8 text",
     Code.YAML_SYNTAX: "the text is not YAML",
     Code.YAML_TAB: "a tab is used for indentation (YAML allows only spaces)",

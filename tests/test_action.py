@@ -3,11 +3,13 @@ the ``action.yml`` and README workflow that run it."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
@@ -56,11 +58,13 @@ def pull_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[int, str, str, str]:
+    """``privspec action ARGS`` (``--memory-budget`` first, before the command)."""
     comment, summary, outputs = (tmp_path / "comment.md", tmp_path / "summary.md",
                                  tmp_path / "outputs.txt")
     summary.write_text("earlier summary\n", encoding="utf-8")
-    code = privspec_main(["action", *args, "--comment-file", str(comment), "--summary-file", str(summary),
-                 "--github-output", str(outputs)])
+    given = list(args[:2]) if args[:1] == ("--memory-budget",) else []
+    code = privspec_main([*given, "action", *args[len(given):], "--comment-file", str(comment),
+                          "--summary-file", str(summary), "--github-output", str(outputs)])
     return code, _read(comment), _read(summary), _read(outputs)
 
 
@@ -270,3 +274,114 @@ def test_a_risk_limit_not_among_the_specs_scenarios_is_checked(
     assert code == 1, comment
     assert "the success of re-identification, 100 candidates" in comment
     assert "over-budget=true" in outputs
+
+
+AUDITED = """privspec: 1
+title: One Gaussian release
+unit: one record
+neighbouring: add-or-remove
+mechanism:
+  gaussian: {sigma: 1, sensitivity: 1}
+"""
+
+
+def _score_file(attack_mu: float) -> str:
+    """A CSV score file of 5,000 members and 5,000 non-members, an attack of μ ``attack_mu``."""
+    rng = np.random.default_rng(0)
+    members, non_members = rng.normal(attack_mu, 1.0, 5000), rng.normal(0.0, 1.0, 5000)
+    return "\n".join(["score,member", *(f"{float(x)!r},1" for x in members),
+                      *(f"{float(x)!r},0" for x in non_members)]) + "\n"
+
+
+def _audited_spec(scores: str) -> str:
+    digest = hashlib.sha256(scores.encode()).hexdigest()
+    return AUDITED + f"audit:\n  scores: runs/scores.csv\n  sha256: '{digest}'\n"
+
+
+@pytest.mark.parametrize(("attack_mu", "expected"), [(2.0, 1), (1.0, 0)],
+                         ids=["contradicted", "within"])
+def test_the_audit_block_is_run_on_the_committed_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        attack_mu: float, expected: int) -> None:
+    """An added spec whose audit: block names committed scores: the action runs the audit
+    privspec check runs, and fails on a contradiction (it ignored the block)."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"README.md": "x\n"}, "base")
+    scores = _score_file(attack_mu)
+    head = commit(root, {"specs/runs/scores.csv": scores,
+                         "specs/audited.privspec.yaml": _audited_spec(scores)}, "audited")
+    monkeypatch.chdir(root)
+    assert privspec_main(["check", "specs/audited.privspec.yaml"]) == expected
+    capsys.readouterr()
+    code, comment, _, outputs = _run(tmp_path, "--base", base, "--head", head)
+    assert code == expected, comment
+    short = git(root, "rev-parse", "--short", head)
+    contradiction = (f"- `specs/audited.privspec.yaml`: audit of {short}:specs/runs/scores.csv: "
+                     "contradiction at 95 % confidence: the attack 'score ≥")
+    assert (contradiction in comment) is bool(expected)
+    assert f"over-budget={str(bool(expected)).lower()}" in outputs
+    assert ("✅ Every changed spec is within its budget." in comment) is not bool(expected)
+    assert ("audit of" in capsys.readouterr().err) is bool(expected)
+
+
+def test_audit_scores_only_in_the_working_tree_are_not_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A modified spec whose audit: block names scores that are not committed (only in the
+    working tree, contradicting it): the action fails closed at the score file."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"specs/audited.privspec.yaml": AUDITED}, "base")
+    scores = _score_file(2.0)
+    head = commit(root, {"specs/audited.privspec.yaml": _audited_spec(scores)}, "audit it")
+    (root / "specs" / "runs").mkdir()
+    (root / "specs" / "runs" / "scores.csv").write_text(scores, encoding="utf-8")
+    monkeypatch.chdir(root)
+    code, comment, _, _ = _run(tmp_path, "--base", base, "--head", head)
+    assert code == 2, comment
+    short = git(root, "rev-parse", "--short", head)
+    assert "### Invalid audit scores: `specs/audited.privspec.yaml`" in comment
+    assert (f"{short}:specs/runs/scores.csv:1:1: error: no such file at revision {short} "
+            "[io/not-found]") in comment
+    assert "contradiction" not in comment
+
+
+def test_an_audit_block_naming_other_scores_is_located_in_the_committed_spec(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Committed scores whose SHA-256 is not the one the spec names: refused at the
+    spec's audit.sha256, its line and column in the spec as committed."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"README.md": "x\n"}, "base")
+    scores = _score_file(1.0)
+    head = commit(root, {"specs/runs/scores.csv": scores + "0.5,1\n",
+                         "specs/audited.privspec.yaml": _audited_spec(scores)}, "audited")
+    monkeypatch.chdir(root)
+    code, comment, _, _ = _run(tmp_path, "--base", base, "--head", head)
+    short = git(root, "rev-parse", "--short", head)
+    assert code == 2, comment
+    assert (f"{short}:specs/audited.privspec.yaml:9:3: error: audit.sha256: the score file "
+            "runs/scores.csv has SHA-256 ") in comment
+
+
+def test_the_global_memory_budget_applies_as_it_does_to_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``privspec --memory-budget 0.05 action`` evaluates within 0.05 GiB as ``check`` does:
+    the 68 MiB reading of a 2,048-step strategy is refused (the action ignored the option
+    and evaluated it within the default 1 GiB)."""
+    root = init_repo(tmp_path / "repo")
+    base = commit(root, {"README.md": "x\n"}, "base")
+    np.save(root / "strategy.npy", np.eye(2048))
+    digest = hashlib.sha256((root / "strategy.npy").read_bytes()).hexdigest()
+    git(root, "add", "strategy.npy")
+    spec = ("privspec: 1\ntitle: t\nunit: one user\nneighbouring: add-or-remove\nmechanism:\n"
+            "  matrix_factorization:\n"
+            f"    strategy: {{matrix: {{file: strategy.npy, sha256: '{digest}'}}}}\n"
+            "    steps: 2048\n    noise_multiplier: 2\n    participation: {once: {}}\n"
+            "budget: {max_mu: 1}\n")
+    head = commit(root, {"mf.privspec.yaml": spec}, "a long strategy")
+    monkeypatch.chdir(root)  # (with the budget first: the values read are kept for the run)
+    assert privspec_main(["--memory-budget", "0.05", "check", "mf.privspec.yaml"]) == 2
+    code, comment, _, _ = _run(tmp_path, "--memory-budget", "0.05", "--base", base,
+                               "--head", head)
+    assert code == 2, comment
+    assert "### Cannot evaluate: `mf.privspec.yaml`" in comment
+    assert "more than the 31 MiB" in comment
+    assert _run(tmp_path, "--base", base, "--head", head)[0] == 0

@@ -229,3 +229,41 @@ def test_the_one_run_bound_can_contradict_a_pure_epsilon(
                 (rng.random(3000) < 0.4).astype(float))
     code, out, _ = _run(capsys, "audit", spec, "--scores", fair, "--one-run", "-f", "json")
     assert code == 0 and json.loads(out)["one_run"][0]["delta"] == 0.0
+
+
+@pytest.mark.parametrize("one_run", [True, False])
+def test_check_and_audit_make_the_same_statements(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], one_run: bool) -> None:
+    """Scores whose one-run bound contradicts a pure ε = 1 while no box does: with the
+    spec's ``one_run: true`` both commands fail, without it both pass (check ignored
+    the block's one_run)."""
+    right, wrong, rest = [1.0] * 45, [-1.0] * 5, [0.0] * 350
+    scores = _csv(tmp_path / "canaries.csv", np.array(right + wrong + rest),
+                  np.array([-1.0] * 45 + [1.0] * 5 + rest))
+    digest = hashlib.sha256(scores.read_bytes()).hexdigest()
+    spec = tmp_path / "pure.privspec.yaml"
+    spec.write_text(SPEC.replace("gaussian: {sigma: 1, sensitivity: 1}", "pure_dp: {epsilon: 1}")
+                    + f"audit:\n  scores: canaries.csv\n  sha256: '{digest}'\n"
+                    f"  one_run: {str(one_run).lower()}\n", encoding="utf-8")
+    audited, out, _ = _run(capsys, "audit", spec)
+    assert ("contradiction: the one-run bound ε ≥ 1.3" in out) is one_run
+    assert "contradiction: the attack" not in out  # (no box contradicts)
+    checked, out, err = _run(capsys, "check", spec)
+    assert (audited, checked) == ((1, 1) if one_run else (0, 0)), (out, err)
+    assert ("the one-run bound ε ≥ 1.3" in out) is one_run and "Traceback" not in err
+    for option, expected in (("--one-run", 1), ("--no-one-run", 0)):
+        assert _run(capsys, "audit", spec, option)[0] == expected
+
+
+def test_scores_given_on_the_command_line_are_not_held_to_the_blocks_digest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--scores (check's --audit) names another file than the block: the block's SHA-256
+    is the named file's, not this one's."""
+    named = _csv(tmp_path / "named.csv", *_scores(2.0))
+    other = _csv(tmp_path / "other.csv", *_scores(1.0))
+    spec = tmp_path / "gaussian.privspec.yaml"
+    spec.write_text(SPEC + f"audit:\n  scores: named.csv\n  sha256: "
+                    f"'{hashlib.sha256(named.read_bytes()).hexdigest()}'\n", encoding="utf-8")
+    assert _run(capsys, "audit", spec)[0] == 1
+    assert _run(capsys, "audit", spec, "--scores", other)[0] == 0
+    assert _run(capsys, "check", spec, "--audit", other)[0] == 0

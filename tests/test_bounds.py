@@ -125,6 +125,13 @@ def test_gaussian_mu_beyond_double_precision_is_refused_in_words(sensitivity: fl
     assert "more noise" in str(refused.value)
 
 
+@pytest.mark.parametrize("sigma", [1e200, 1e300])
+def test_a_gaussian_mu_below_double_range_is_rounded_up_not_to_0(sigma: float) -> None:
+    """Δ/σ = 10⁻⁴⁰⁰ underflows to 0: μ was reported as 0, below the true one."""
+    found = privspec.evaluate(spec({"gaussian": {"sigma": sigma, "sensitivity": 1e-200}}))
+    assert found.gdp.mu is not None and found.gdp.mu > 0
+
+
 def test_an_internal_failure_says_it_is_a_bug(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     import privspec.numerics.accounting as accounting

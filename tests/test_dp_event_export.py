@@ -72,3 +72,35 @@ def test_event_files_are_read_without_trusting_them(data: object, says: str) -> 
     """Never imports the module an input names (dp-accounting's from_named_tuple would)."""
     with pytest.raises(DpEventError, match=says):
         dp_event_from_json(data)
+
+
+def _exported(mechanism: dict[str, object]) -> dict[str, object]:
+    from privspec.spec.loader import spec_from_data
+
+    return export_dp_event(spec_from_data({
+        "privspec": 1, "title": "t", "unit": "one user", "neighbouring": "add-or-remove",
+        "mechanism": mechanism})).event
+
+
+@pytest.mark.parametrize(("mechanism", "field", "value"), [
+    # σ/Δ = 1e400 was exported as Infinity (no privacy loss at all, and not JSON)
+    ({"gaussian": {"sigma": 1e200, "sensitivity": 1e-200}}, "noise_multiplier",
+     1.7976931348623157e308),
+    ({"laplace": {"scale": 1e200, "sensitivity": 1e-200}}, "noise_multiplier",
+     1.7976931348623157e308),
+    # σ/Δ = 1/10 rounds to a double above it (more noise than the spec's): now the one below
+    ({"gaussian": {"sigma": 1.0, "sensitivity": 10.0}}, "noise_multiplier",
+     0.09999999999999999),
+    # ρ = 1/(2·10⁶⁰⁰) was 0 (no privacy loss): now the least double
+    ({"discrete_gaussian": {"sigma": 1e300, "sensitivity": 1}}, "rho", 5e-324),
+])
+def test_an_exported_noise_is_rounded_down_and_rho_up(mechanism: dict[str, object],
+                                                      field: str, value: float) -> None:
+    assert _exported(mechanism)[field] == value
+
+
+def test_a_rho_beyond_double_range_is_refused_not_a_traceback() -> None:
+    from privspec.errors import EvaluationError
+
+    with pytest.raises(EvaluationError, match="beyond double range"):
+        _exported({"discrete_gaussian": {"sigma": 1e-300, "sensitivity": 1}})

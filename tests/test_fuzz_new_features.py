@@ -256,9 +256,12 @@ def _problem(name: str, data: bytes) -> str:
 
 def test_json_nested_too_deeply_or_with_a_5000_digit_number_is_located() -> None:
     """Both were RecursionError and ValueError tracebacks."""
-    assert _problem("s.json", b"[" * 100_000) == (
+    assert _problem("s.json", b'{"in": ' + b"[" * 100_000) == (
         "1:1: : invalid JSON: lists or objects nested too deeply (a score file's lists hold "
         "numbers) [scores/invalid]")
+    assert _problem("s.json", b"[" * 100_000) == (
+        "1:1: : a JSON score file is an object with lists 'in' and 'out', or 'score' and "
+        "'member' [scores/invalid]")
     huge = '{"in": [' + ", ".join(["9" * 5000] * 12) + '], "out": [' + ", ".join(["1"] * 12) + "]}"
     assert _problem("s.json", huge.encode()).splitlines()[0] == (
         "1:9: in[0]: a score is a finite number (no NaN, infinity, string or boolean) "

@@ -347,10 +347,10 @@ def test_numbers_of_a_record_are_checked_before_use(
 
 
 @pytest.mark.parametrize(("content", "says"), [
-    (json.dumps({"history": [[1.0, 0.004, 10]] * 5_001}),
-     "history has 5,001 items; privspec reads lists of at most 5,000"),
+    (json.dumps({"history": [[1.0, 0.004, 10]] * 3_001}),
+     "history has 3,001 items; privspec reads lists of at most 3,000"),
     (" " * 10_000_001, "larger than 10,000,000 bytes, the most privspec reads"),
-    (json.dumps({"history": [[1.0, 0.004, 10]], "other": [[0] * 4_000] * 30}),
+    (json.dumps({"history": [[1.0, 0.004, 10]], "other": [[0] * 2_500] * 50}),
      "more than 100,000 values, the most privspec reads"),
 ])
 def test_sizes_are_capped_before_use_and_the_cap_named(
@@ -415,3 +415,55 @@ def test_dp_event_takes_the_relation_it_was_exported_under(
     assert "neighbouring" not in comments[2]  # (not among what the user asserted)
     assert privspec.evaluate(out).gdp.mu == pytest.approx(privspec.evaluate(source).gdp.mu,
                                                           rel=1e-9)
+
+
+@pytest.mark.parametrize(("source", "record", "says"), [
+    ("opacus", '{"history": [[1.1, 0.004, 100]],\n "history": [[0.5, 0.004, 100]]}',
+     "line 2 column 2: the key 'history' is given twice in one object"),
+    ("dp-event", '{"class_name": "SelfComposedDpEvent", "count": 10, "event": {"class_name": '
+     '"GaussianDpEvent", "noise_multiplier": 5, "noise_multiplier": 0.5}}',
+     "line 1 column 118: the key 'noise_multiplier' is given twice in one object"),
+])
+def test_a_key_given_twice_in_a_record_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, record: str,
+        says: str) -> None:
+    """Python's json kept the last value silently: the spec said what the record did not
+    (the YAML reader refuses a key given twice too)."""
+    path = tmp_path / "record.json"
+    path.write_text(record, encoding="utf-8")
+    assert main(["import", source, str(path), *SAID, "--sampling", "poisson"]) == 2
+    err = capsys.readouterr().err
+    assert f"record.json: {says}" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_a_record_too_large_for_the_memory_left_is_refused_in_one_line(tmp_path: Path) -> None:
+    """10 MB of numbers make 100 MB of Python floats: under a memory limit that was a
+    MemoryError's traceback."""
+    import subprocess
+    import sys
+    import textwrap
+
+    record = tmp_path / "record.json"
+    record.write_text('{"history": [[1.0, 0.004, 10]], "other": ['
+                      + ", ".join(["0.5"] * 1_900_000) + "]}", encoding="utf-8")
+    script = textwrap.dedent(f"""
+        import resource, sys
+        from privspec.workflows.importing import RecordError, read_record
+        with open("/proc/self/status") as status:
+            held = next(int(line.split()[1]) for line in status if line.startswith("VmSize"))
+        limit = held * 1024 + 40 * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            read_record({str(record)!r}, "opacus")
+        except RecordError as error:
+            print(error)
+            sys.exit(2)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={"OPENBLAS_NUM_THREADS": "1",
+                               "PYTHONPATH": str(Path(privspec.__file__).parents[1])},
+                          timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done
+    assert done.stdout == (f"{record}: not enough memory to read its "
+                           f"{record.stat().st_size:,} bytes; run privspec with more memory\n")

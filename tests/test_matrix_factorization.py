@@ -8,6 +8,7 @@ import itertools
 import math
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,20 @@ def brute_force(matrix: np.ndarray, times: int, separation: int) -> float:
     return best
 
 
+def is_root_rounded_up(value: float, square: int) -> bool:
+    """Whether ``value`` is √``square`` rounded up to a double: the sensitivity, never
+    below the true one."""
+    below = math.nextafter(value, 0.0)
+    return Fraction(below) ** 2 < square <= Fraction(value) ** 2
+
+
 @pytest.mark.parametrize("steps", range(1, 65))
 def test_tree_single_participation_is_sqrt_of_levels(steps: int) -> None:
     found = tree_sensitivity(steps)
-    assert found.exact and found.value == math.sqrt(math.ceil(math.log2(steps)) + 1)
+    assert found.exact and is_root_rounded_up(found.value, math.ceil(math.log2(steps)) + 1)
     assert found.value == pytest.approx(np.linalg.norm(tree_matrix(steps), axis=0).max())
     online = tree_sensitivity(steps, online=True)
-    assert online.exact and online.value == math.sqrt(math.floor(math.log2(steps)) + 1)
+    assert online.exact and is_root_rounded_up(online.value, math.floor(math.log2(steps)) + 1)
     assert online.value == pytest.approx(
         np.linalg.norm(tree_matrix(steps, online=True), axis=0).max())
 
@@ -353,7 +361,7 @@ def test_a_matrix_file_is_accounted_as_its_toeplitz_strategy(tmp_path: Path, kin
 
 
 #: Bad files whose digest and shape are right: refused by the evaluation, not validation.
-BAD_VALUES = ("upper", "nan", "zero", "word", "underscore")
+BAD_VALUES = ("upper", "nan", "huge", "zero", "word", "underscore", "arabic")
 
 
 def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
@@ -367,7 +375,8 @@ def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[s
     ("sha", "sha256", "has SHA-256"),
     ("outside", "file", "relative to the spec's folder, inside it"),
     ("upper", "file", "lower-triangular"),
-    ("nan", "file", "finite"),
+    ("nan", "file", "(no NaN or infinity)"),
+    ("huge", "file", "a number from -1e+200 to 1e+200"),
     ("steps", "steps", "steps must be its size"),
     ("missing", "file", "no such file"),
     ("link", "file", "link.csv leads out of the spec's folder (a symbolic link)"),
@@ -376,6 +385,7 @@ def _privspec(command: list[str], folder: Path) -> subprocess.CompletedProcess[s
     ("zero", "file", "the diagonal must have no 0"),
     ("word", "file", "numbers only"),
     ("underscore", "file", "numbers only"),  # Python reads '1_0' as 10; CSV does not
+    ("arabic", "file", "numbers only"),  # Python reads '١' as 1; CSV does not
 ])
 def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: str,
                                                         field: str, says: str) -> None:
@@ -384,16 +394,18 @@ def test_a_bad_matrix_file_is_refused_where_it_is_named(tmp_path: Path, change: 
         matrix[0, 3] = 0.1
     if change == "nan":
         matrix[4, 2] = math.nan
+    if change == "huge":
+        matrix[4, 2] = 1e201
     if change == "zero":
         matrix[5, 5] = 0.0
     folder = tmp_path / "specs"
     folder.mkdir()
     file, sha = _write_strategy(folder, matrix, "csv")
-    if change in ("text", "word", "underscore"):  # a header line; a word in the last line
+    if change in ("text", "word", "underscore", "arabic"):  # a header; a word in the last line
         text = (folder / file).read_text(encoding="utf-8")
+        last = {"word": "one\n", "underscore": "1_0\n", "arabic": "\u0661\n"}
         (folder / file).write_text("a,b\n1,0\n" if change == "text" else
-                                   text[:-4] + ("one\n" if change == "word" else "1_0\n"),
-                                   encoding="utf-8")
+                                   text[:-4] + last[change], encoding="utf-8")
         sha = hashlib.sha256((folder / file).read_bytes()).hexdigest()
     if change == "sha":
         sha = "0" * 64
@@ -567,3 +579,164 @@ def test_a_csv_strategy_with_a_byte_order_mark_reads_as_without(tmp_path: Path) 
         participation="{once: {}}"), encoding="utf-8")
     assert privspec.evaluate(str(spec), cache=False).gdp.mu == privspec.evaluate(
         str(plain), cache=False).gdp.mu
+
+
+def _npy(header: str, data: bytes, version: int = 1) -> bytes:
+    """A .npy file of ``header`` (a dict literal, written as given) and ``data``."""
+    text = header.encode("utf-8" if version == 3 else "latin-1")
+    width = 2 if version == 1 else 4
+    return (b"\x93NUMPY" + bytes([version, 0]) + len(text).to_bytes(width, "little")
+            + text + data)
+
+
+def _refusal(tmp_path: Path, data: bytes, steps: int, command: str = "validate",
+             sha: str = "") -> str:
+    """The one error line of ``privspec COMMAND`` on a spec naming ``data`` as its
+    strategy (exit 2, no traceback), with its SHA-256 or ``sha``."""
+    (tmp_path / "s.npy").write_bytes(data)
+    (tmp_path / "bad.privspec.yaml").write_text(MATRIX_SPEC.format(
+        file="s.npy", sha=sha or hashlib.sha256(data).hexdigest(), steps=steps,
+        participation="{once: {}}"), encoding="utf-8")
+    done = _privspec([command] if command == "validate" else
+                     ["--no-cache", command, "-o", str(tmp_path / "bad.md")], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert "bad.privspec.yaml:7:" in line and "strategy.matrix.file: " in line, line
+    return line
+
+
+def test_a_npy_header_longer_than_numpy_reads_is_refused_before_it_is_parsed(
+        tmp_path: Path) -> None:
+    """A header padded to 200,000 bytes (one of 10 MB took a minute and 4.8 GB to
+    parse): refused from its stated length, in the file's first bytes, as NumPy refuses
+    one over 10,000 bytes."""
+    from privspec.spec.npy_header import MAX_HEADER_BYTES, NpyHeaderError, npy_header
+
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }"
+    data = _npy(header.ljust(200_000) + "\n", np.ones(1).tobytes(), 2)
+    line = _refusal(tmp_path, data, 1)
+    assert "its .npy header has 200,001 bytes, more than the 10,000 NumPy reads" in line
+    # from the file's first bytes, before it is read whole (and its digest checked)
+    assert "200,001 bytes" in _refusal(tmp_path, data, 1, sha="0" * 64)
+    huge = _npy(header.ljust(10_000_000) + "\n", b"", 3)
+    with pytest.raises(NpyHeaderError, match="10,000,001 bytes"):
+        npy_header(huge)
+    assert npy_header(_npy(header.ljust(MAX_HEADER_BYTES - 1) + "\n", b"")).shape == (1, 1)
+
+
+@pytest.mark.parametrize(("header", "says"), [
+    ("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1, 1)}",
+     "'descr' must be a type string"),  # (was a TypeError: an internal error)
+    ("{'descr': '<f8', 'fortran_order': 'False', 'shape': (1, 1)}",
+     "'fortran_order' a boolean"),  # (was read as Fortran order)
+    ("{'descr': '<f8', 'fortran_order': False, 'shape': (True, True)}",
+     "'shape' a tuple of sizes"),
+    ("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), 'x': '" + "(" * 50 + "'",
+     "the .npy header is not readable"),
+])
+def test_a_npy_header_of_wrong_types_is_refused_where_the_file_is_named(
+        tmp_path: Path, header: str, says: str) -> None:
+    assert says in _refusal(tmp_path, _npy(header + "\n", np.ones(1).tobytes()), 1)
+
+
+def test_a_version_3_npy_header_is_read_as_utf_8(tmp_path: Path) -> None:
+    """Version 3 (NumPy writes it for a header that Latin-1 cannot hold) is UTF-8."""
+    from privspec.spec.npy_header import npy_header
+
+    header = "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), 'é': 'ü'}\n"
+    found = npy_header(_npy(header, np.eye(2).tobytes(), 3))
+    assert (found.descr, found.fortran, found.shape) == ("<f8", True, (2, 2))
+
+
+def _mu(tmp_path: Path, matrix: np.ndarray, noise: str, participation: str) -> float:
+    """μ of a spec whose strategy file holds ``matrix``, with ``noise``."""
+    file, sha = _write_strategy(tmp_path, matrix, "npy")
+    spec = tmp_path / "mf.privspec.yaml"
+    spec.write_text(MATRIX_SPEC.format(file=file, sha=sha, steps=len(matrix),
+                                       participation=participation).replace(
+        "noise_multiplier: 2", f"noise_multiplier: {noise}"), encoding="utf-8")
+    return privspec.evaluate(str(spec), cache=False).gdp.mu
+
+
+@pytest.mark.parametrize("participation", ["{once: {}}",
+                                           "{separated: {times: 3, min_separation: 2}}",
+                                           "{separated: {times: 3, min_separation: 1}}"])
+@pytest.mark.parametrize("size", [1e-170, 1e154, 1e199])
+def test_a_strategy_far_from_1_gives_the_mu_of_its_scaled_copy(
+        tmp_path: Path, size: float, participation: str) -> None:
+    """Entries near 1e154 overflowed their squares (an internal error, or a refusal
+    blaming too little noise), near 1e-170 underflowed them (μ = 0): the strategy is
+    scaled, μ = Δ/σ is the same as the strategy of entries near 1 with the noise
+    scaled alike."""
+    matrix = np.tril(np.ones((6, 6))) + np.diag(np.arange(6.0))
+    plain = _mu(tmp_path, matrix, "2", participation)
+    scaled = _mu(tmp_path, matrix * size, f"{2 * size!r}", participation)
+    assert scaled == pytest.approx(plain, rel=1e-12)
+
+
+def test_a_toeplitz_strategy_far_from_1_gives_the_mu_of_its_scaled_copy() -> None:
+    for size in (1e-170, 1e154, 1e200):
+        found = toeplitz_sensitivity((size, -0.5 * size, 0.25 * size), 9, 3, 2).value
+        assert found / size == pytest.approx(
+            toeplitz_sensitivity((1.0, -0.5, 0.25), 9, 3, 2).value, rel=1e-14)
+
+
+def test_a_toeplitz_coefficient_beyond_the_range_is_refused_where_it_is() -> None:
+    from privspec.spec.diagnostics import SpecError
+    from privspec.spec.loader import load_spec_text
+
+    text = MATRIX_SPEC.replace("{{matrix: {{file: {file}, sha256: '{sha}'}}}}",
+                               "{{banded_toeplitz: {{coefficients: [1.0, 1e201]}}}}")
+    with pytest.raises(SpecError, match="coefficients"):
+        load_spec_text(text.format(steps=6, participation="{once: {}}"), "<stdin>")
+
+
+def test_a_sensitivity_is_rounded_up_never_down() -> None:
+    """A column (1, 2⁻³⁰): its norm² 1 + 2⁻⁶⁰ rounds to 1, and its norm was printed as 1,
+    below the true one; now the next double above.  Exact ones stay exact."""
+    assert matrix_sensitivity(((1.0, 0.0), (2.0 ** -30, 1.0))).value == math.nextafter(1.0, 2)
+    assert matrix_sensitivity(((1.0, 0.0), (2.0 ** -600, 1.0))).value > 1.0
+    assert matrix_sensitivity(((3.0, 0.0), (4.0, 1.0))).value == 5.0
+    assert matrix_sensitivity(((5e-324, 0.0), (0.0, 5e-324))).value >= 5e-324
+    # 1e-130 / 2⁶⁶⁴ (the scaling of 1e200) is 0: what it adds is still rounded up
+    assert matrix_sensitivity(((1e200, 0.0), (1e-130, 1e200))).value > 1e200
+    assert toeplitz_sensitivity((1e200, 1e-130), 4).value > 1e200
+    assert toeplitz_sensitivity((1.0, 2.0 ** -30), 4).value == math.nextafter(1.0, 2)
+    assert toeplitz_sensitivity((3.0, 4.0), 4).value == 5.0
+
+
+@settings(max_examples=300, derandomize=True)
+@given(entries=st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 4.0), st.floats(-4.0, -1e-3)),
+                        min_size=15, max_size=15),
+       power=st.integers(-300, 190), times=st.integers(1, 3))
+def test_a_sensitivity_is_the_true_one_rounded_up(entries: list[float], power: int,
+                                                  times: int) -> None:
+    """A diagonal-and-below 5 × 5 strategy of entries of any size, one participation or
+    several 5 apart (disjoint columns: Σ of column norms²): the sensitivity is the exact
+    one (in fractions) rounded up to a double, never below it."""
+    rows = [[0.0] * 5 for _ in range(5)]
+    values = iter(entries)
+    for i in range(5):
+        for j in range(i + 1):
+            rows[i][j] = next(values) * 10.0 ** power
+        rows[i][i] = rows[i][i] or 10.0 ** power
+    squares = [sum(Fraction(row[j]) ** 2 for row in rows) for j in range(5)]
+    truth = max(squares) if times == 1 else sum(sorted(squares)[-1:])
+    found = matrix_sensitivity(tuple(map(tuple, rows)), times, 5).value
+    assert Fraction(math.nextafter(found, 0.0)) ** 2 < truth <= Fraction(found) ** 2
+
+
+def test_a_float32_strategy_of_subnormal_entries_in_fortran_order_is_read_as_float64(
+        tmp_path: Path) -> None:
+    """float32's subnormals (1e-40) are float64 numbers: μ is their column norm over σ."""
+    matrix = np.asfortranarray((np.tril(np.ones((4, 4))) * 1e-40).astype("<f4"))
+    entry = float(matrix[0, 0])
+    np.save(tmp_path / "s.npy", matrix)
+    spec = tmp_path / "mf.privspec.yaml"
+    spec.write_text(MATRIX_SPEC.format(
+        file="s.npy", sha=hashlib.sha256((tmp_path / "s.npy").read_bytes()).hexdigest(),
+        steps=4, participation="{once: {}}").replace("noise_multiplier: 2",
+                                                     "noise_multiplier: 1e-40"),
+        encoding="utf-8")
+    assert privspec.evaluate(str(spec), cache=False).gdp.mu == pytest.approx(
+        2 * entry / 1e-40, rel=1e-15)

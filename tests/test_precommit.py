@@ -47,6 +47,7 @@ def test_manifest_is_valid_for_pre_commit() -> None:
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["files"] == r"\.privspec\.ya?ml$"
+        assert hook["args"] == ["--"]  # file names are never read as options
 
 
 def _local_config(args: dict[str, list[str]]) -> str:
@@ -79,7 +80,7 @@ def test_hooks_pass_then_catch_an_invalid_spec_a_stale_report_and_a_blown_budget
         tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "repo")
     (repo / ".pre-commit-config.yaml").write_text(_local_config({
-        "privspec-render-check": ["--output-dir", "reports"],
+        "privspec-render-check": ["--output-dir", "reports", "--"],
     }), encoding="utf-8")
     spec = repo / "train.privspec.yaml"
     spec.write_text(dpsgd_spec(1.1, budget="max_mu: 0.5"), encoding="utf-8")
@@ -119,3 +120,33 @@ def test_hooks_pass_then_catch_an_invalid_spec_a_stale_report_and_a_blown_budget
     assert _status(done.stdout, "privspec validate") == "Failed"
     assert ("train.privspec.yaml:11:5: error: mechanism.dpsgd.stepz: unknown key 'stepz'; "
             "did you mean 'steps'?") in done.stdout
+
+
+def test_a_file_named_like_an_option_does_not_redirect_render_check(tmp_path: Path) -> None:
+    """A stranger commits ``--output-dir=x.privspec.yaml`` and fresh reports in
+    ``x.privspec.yaml/``: pre-commit would pass the name after the user's args, where it
+    moved the reports checked away from the stale ones in ``reports/``."""
+    from privspec.cli import main
+
+    repo = init_repo(tmp_path / "repo")
+    (repo / ".pre-commit-config.yaml").write_text(_local_config({
+        "privspec-render-check": ["--output-dir", "reports"],  # no '--', as a user may write
+    }), encoding="utf-8")
+    spec = repo / "train.privspec.yaml"
+    spec.write_text(dpsgd_spec(1.1), encoding="utf-8")
+    cwd = Path.cwd()
+    os.chdir(repo)
+    try:
+        assert main(["render", "train.privspec.yaml", "--output-dir", "reports"]) == 0
+        spec.write_text(dpsgd_spec(0.5), encoding="utf-8")  # weaker: reports/ is stale
+        assert main(["render", "train.privspec.yaml", "--output-dir", "x.privspec.yaml"]) == 0
+    finally:
+        os.chdir(cwd)
+    (repo / "--output-dir=x.privspec.yaml").write_text(dpsgd_spec(), encoding="utf-8")
+    git(repo, "add", ".")
+    done = _pre_commit(repo, tmp_path / "pre-commit-home")
+    assert done.returncode == 1, done.stdout
+    assert _status(done.stdout, "privspec validate") == "Passed"  # read as a spec
+    assert _status(done.stdout, "privspec render --check") == "Failed"
+    assert ("privspec render: error: argument 5 ('--output-dir=x.privspec.yaml') begins "
+            "with '-' and names a file") in done.stdout

@@ -218,28 +218,31 @@ def test_the_maps_draw_the_tier_boundary_and_are_the_same_bytes_each_time() -> N
 
 
 def test_resume_keeps_only_rows_of_the_same_points(tmp_path: Path) -> None:
-    """A journal's rows are reused for points with the same key and values; a row of
-    another grid (or budgets, or privspec) and a torn last line are not."""
-    from privspec.workflows.sweep import points, row
-    from privspec.workflows.sweep_runs import Journal, kept_rows
+    """A journal's rows are reused for points of the same sweep (key and values); a row
+    of another grid (or budgets, or privspec) and a torn last line are not."""
+    from privspec.workflows.sweep import points, row, sweep_key
+    from privspec.workflows.sweep_runs import Journal
 
     data = load_yaml_text(DPSGD.read_text())
     axes = (parse_axis(data, "steps=100,200,300"),)
-    grid = points(data, axes, (None, None))
+    grid, key = points(data, axes, (None, None)), sweep_key(data, axes, (None, None))
     other = points(data, axes, (2.0, None))  # another memory budget: other keys
-    journal = Journal(str(tmp_path / "j"), resume=False)
+    journal = Journal(str(tmp_path / "j"), key)
     journal.add(row(grid[0], None, "r0"))
     journal.add(row(other[1], None, "r1"))
     journal.close()
     with open(tmp_path / "j", "a") as handle:
         handle.write('{"point": 2, "tor')
-    resumed = Journal(str(tmp_path / "j"), resume=True)
+    resumed = Journal(str(tmp_path / "j"), key, grid)
     resumed.close()
-    assert kept_rows(resumed, grid) == {0: row(grid[0], None, "r0")}
-    assert set(kept_rows(resumed, other)) == {1}
-    fresh = Journal(str(tmp_path / "j"), resume=False)
+    assert (resumed.rows, resumed.unused) == ({0: row(grid[0], None, "r0")}, 1)
+    elsewhere = Journal(str(tmp_path / "j"), sweep_key(data, axes, (2.0, None)), other)
+    elsewhere.close()
+    assert (elsewhere.rows, elsewhere.unused) == ({}, 1)
+    fresh = Journal(str(tmp_path / "j"), key)
     fresh.close()
-    assert fresh.rows == {} and (tmp_path / "j").read_text() == '{"privspec sweep journal":1}\n'
+    assert fresh.rows == {} and json.loads((tmp_path / "j").read_text()) == {
+        "privspec sweep journal": 2, "sweep": key}
 
 
 def test_parquet_holds_the_csv_columns(tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ comment to ``--summary-file`` (default ``$GITHUB_STEP_SUMMARY``) and prints it b
 pull request in the log is run as a workflow command, and writes the outputs
 ``comment-file``, ``changed``, ``weaker`` and ``over-budget`` to ``--github-output``
 (default ``$GITHUB_OUTPUT``).
-Exit 0 when every changed spec is within budget, 1 when one is over budget (or privacy
-got weaker, with ``--fail-on-weaker true``), 2 when it cannot run.  Options take empty
+Exit 0 when every changed spec is within budget, 1 when one is over budget or its
+``audit:`` block's scores contradict it (or privacy got weaker, with ``--fail-on-weaker
+true``), 2 when it cannot run or a changed spec cannot be read or evaluated.  Options take empty
 strings as "not given", so the action passes its inputs through unchanged.
 """
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from privspec.cli.options import OPTIONS
 from privspec.cli.output import EXIT_CANNOT_RUN
 from privspec.spec.diagnostics import printable
 
@@ -136,20 +138,22 @@ def action(
     github_output: Annotated[str | None, typer.Option(
         help="Step outputs file (default $GITHUB_OUTPUT; '' for none).")] = None,
 ) -> None:
-    """Compare the specs a pull request changes and check their budgets: a Markdown
-    comment, the job summary and step outputs (the GitHub Action's work)."""
+    """Compare the specs a pull request changes and check them as privspec check does
+    (budgets, audit: blocks on the scores committed at --head): a Markdown comment, the
+    job summary and step outputs (the GitHub Action's work)."""
     from privspec.workflows.pull_request import ActionError, Request, run
 
     request = Request(base=base, head=head, repo=repo, max_mu=max_mu, max_epsilon=max_epsilon,
                       delta=delta, max_advantage=max_advantage,
                       require_tier1=_flag(require_tier1, "--require-tier1"),
-                      fail_on_weaker=_flag(fail_on_weaker, "--fail-on-weaker"))
+                      fail_on_weaker=_flag(fail_on_weaker, "--fail-on-weaker"),
+                      memory_budget=OPTIONS.memory_budget, time_budget=OPTIONS.time_budget)
     try:
         result = run(request)
     except ActionError as error:
         typer.echo(printable(f"privspec action: error: {error}"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None
     _write_results(result, comment_file, summary_file, github_output)
-    _log(result.whole, [f"{section.path}: {outcome.message}" for section in result.sections
-                        for outcome in section.outcomes if not outcome.ok])
+    _log(result.whole, [f"{section.path}: {failure}" for section in result.sections
+                        for failure in section.failures])
     raise typer.Exit(result.code)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -89,12 +90,44 @@ def _command_in(args: Sequence[str]) -> str | None:
     return None
 
 
+def dashed_file(args: Sequence[str]) -> tuple[int, str] | None:
+    """(1-based position, word) of the first word before ``--`` that begins with '-' and
+    names an existing path (a file, a folder, a symbolic link); None when there is none.
+
+    A pre-commit hook runs ``entry + args + file names``: a committed file named
+    ``--output-dir=x.privspec.yaml`` would be parsed as the option it spells (turning
+    ``render --check`` into a check of other files), and no parser can tell the two apart
+    afterwards; so such a word is refused before parsing, and file names go after ``--``."""
+    for position, word in enumerate(args, 1):
+        if word == "--":
+            return None
+        if word.startswith("-") and word != "-" and os.path.lexists(word):
+            return position, word
+    return None
+
+
+def dashed_file_message(command: str | None, position: int, word: str) -> str:
+    """The one line that refuses ``word``, the ``position``-th argument."""
+    from privspec.spec.diagnostics import printable
+
+    name = f"privspec {command}" if command else "privspec"
+    return printable(
+        f"{name}: error: argument {position} ('{word}') begins with '-' and names a file: "
+        f"before '--' it would be read as an option; put file names after '--' ({name} "
+        "[OPTIONS] -- FILE...), or rename the file")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code.
 
-    A plain ``validate`` command line runs without typer (``cli/validation.py``), any
-    other through :func:`run_typer`."""
+    A word before ``--`` that begins with '-' and names a file is refused first, in
+    one line, exit 2 (:func:`dashed_file`); then a plain ``validate`` command line runs
+    without typer (``cli/validation.py``), any other through :func:`run_typer`."""
     args = sys.argv[1:] if argv is None else argv
+    dashed = dashed_file(args)
+    if dashed is not None:
+        sys.stderr.write(dashed_file_message(_command_in(args), *dashed) + "\n")
+        return EXIT_CANNOT_RUN
     code = run_plain(args)
     return run_typer(args) if code is None else code
 

@@ -71,15 +71,14 @@ def audit(
     each score is an independent trial of the attack), the tightness μ_lb / μ, and each
     contradiction. The statistics are explained in docs/audit.md.
     """
-    from privspec.workflows.audit import audit_report
+    from privspec.workflows.audit import audited
 
     ((path, model),) = load_all_or_exit([spec])
     settings = _settings_or_exit(path, model, scores, score_column, label_column, confidence,
                                  holdout, one_run)
     read = scores_or_exit(settings, path)
     report = evaluate_or_exit("audit", model, path, path)
-    outcome = audit_report(report, read, settings.confidence, holdout=settings.holdout,
-                           one_run_bound=settings.one_run)
+    outcome = audited(report, read, settings)
     if output_format is AuditFormat.json:
         from privspec.workflows.audit import outcome_json
 
@@ -142,6 +141,7 @@ def findings(outcome: AuditOutcome, scores: Scores) -> list[str]:
 def _one_run_lines(outcome: AuditOutcome, name: str) -> list[str]:
     """The one-run bounds in words, and their contradictions."""
     from privspec.report import formatting as fmt
+    from privspec.workflows.audit import one_run_words
 
     lines = []
     for bound, certified in outcome.one_run:
@@ -151,9 +151,7 @@ def _one_run_lines(outcome: AuditOutcome, name: str) -> list[str]:
             f"{fmt.format_number(bound.delta, 'nearest')}, from {fmt.fmt_count(bound.correct)} "
             f"right of {fmt.fmt_count(bound.guesses)} guesses (certified ε = "
             f"{fmt.fmt_epsilon(certified)})")
-    lines += [f"{name}: contradiction: the one-run bound ε ≥ "
-              f"{fmt.format_number(bound.epsilon_lower, 'down')} at δ = "
-              f"{fmt.format_number(bound.delta, 'nearest')} exceeds the certified ε = "
-              f"{fmt.fmt_epsilon(certified)}: the implementation, the spec or the run is wrong"
+    lines += [f"{name}: contradiction: {one_run_words(bound, certified)}: the "
+              "implementation, the spec or the run is wrong"
               for bound, certified in outcome.one_run_contradictions]
     return lines

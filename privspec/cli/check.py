@@ -130,14 +130,11 @@ def _audit_failed(path: str, spec: Spec, scores: str | None, output_format: Chec
     said in one line; False without an audit; None when the scores or the spec cannot be
     read or evaluated (said in one line per problem)."""
     from privspec.spec.diagnostics import Diagnostic, SpecError, format_diagnostics
-    from privspec.workflows.audit import contradiction_message, run_audit, settings_for
+    from privspec.workflows.audit import spec_audit
 
-    settings = settings_for(spec, path, scores=scores)
-    if settings is None:
-        return False
     try:
-        outcome = run_audit(spec, path, settings, memory_budget=OPTIONS.memory_budget,
-                            time_budget=OPTIONS.time_budget)
+        message = spec_audit(spec, path, scores=scores, memory_budget=OPTIONS.memory_budget,
+                             time_budget=OPTIONS.time_budget)
     except SpecError as error:
         typer.echo(format_diagnostics(error.diagnostics, output_format.value if
                                       output_format is CheckFormat.github else "gcc"),
@@ -146,9 +143,8 @@ def _audit_failed(path: str, spec: Spec, scores: str | None, output_format: Chec
     except PrivspecError as error:
         refused("check", error, path, path, github=output_format is CheckFormat.github)
         return None
-    if not outcome.contradictions:
-        return False  # (the one-run bound is privspec audit --one-run's, not a gate's)
-    message = contradiction_message(outcome, settings.scores)
+    if not message:
+        return False
     if output_format is CheckFormat.github:
         typer.echo(format_diagnostics([Diagnostic(
             path, *_limit_position(path, "audit" if spec.audit else ""), "audit", message,

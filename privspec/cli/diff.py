@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from privspec.cli.loading import evaluate_or_exit, load_all_or_exit, spec_from_text_or_exit
+from privspec.cli.loading import evaluate_or_exit, load_all_or_exit, spec_at_revision_or_exit
 from privspec.cli.output import EXIT_CHECK_FAILED, EXIT_OK, fail, figure_format_or_exit
 from privspec.spec.diagnostics import printable
 
 if TYPE_CHECKING:
     from privspec.report.model import Report
+    from privspec.spec.models import Spec
     from privspec.workflows.diffing import SpecDiff
 
 
@@ -25,16 +26,16 @@ class DiffFormat(StrEnum):
     json = "json"
 
 
-#: What ``diff`` compares: (file, old text, old label, new text, new label); the texts
-#: are empty where the file is read from the working tree.
-Pair = tuple[str, str, str, str, str]
+#: What ``diff`` compares: (file, old spec, its label, new spec, its label).
+Pair = tuple[str, "Spec", str, "Spec", str]
 
 Specs = Annotated[list[str], typer.Argument(
     metavar="BASE HEAD | SPEC...", help="Two spec files to compare (old, new); with "
     "--rev, the specs to compare with their committed versions.", show_default=False)]
 Rev = Annotated[str | None, typer.Option(
     "--rev", metavar="REV", help="Compare each SPEC with its version at git revision REV "
-    "(e.g. origin/main), read with 'git show REV:path'.", show_default=False)]
+    "(e.g. origin/main), read with 'git show REV:path', as are the files it names "
+    "(strategy files).", show_default=False)]
 HeadRev = Annotated[str | None, typer.Option(
     "--head-rev", metavar="REV", help="With --rev: take the new version from revision "
     "REV instead of the working tree.", show_default=False)]
@@ -70,7 +71,7 @@ def diff(specs: Specs, rev: Rev = None, head_rev: HeadRev = None,
         plot_form = figure_format_or_exit(plot_file, "diff")
     results: list[tuple[str, SpecDiff]] = []
     for pair in pairs:
-        result, reports = _compare(pair, rev, head_rev)
+        result, reports = _compare(pair)
         results.append((pair[0], result))
         if plot_file is not None and plot_form is not None:
             _plot(plot_file, plot_form, reports, specs)
@@ -80,9 +81,8 @@ def diff(specs: Specs, rev: Rev = None, head_rev: HeadRev = None,
 
 
 def _diff_pairs(specs: list[str], rev: str | None, head_rev: str | None) -> list[Pair]:
-    """What ``diff`` compares, one :data:`Pair` per spec file."""
-    from privspec.workflows.git import DiffError, read_at_revision
-
+    """What ``diff`` compares, one :data:`Pair` per spec file; a version that cannot be
+    read, or is not a valid spec, exits 2."""
     failed = functools.partial(fail, "diff")
     if rev is None:
         if head_rev is not None:
@@ -90,33 +90,24 @@ def _diff_pairs(specs: list[str], rev: str | None, head_rev: str | None) -> list
         if len(specs) != 2:
             raise failed(f"give two specs (BASE HEAD), or --rev REV with specs; got "
                          f"{len(specs)} spec{'s' if len(specs) != 1 else ''}")
-        return [(specs[1], "", specs[0], "", specs[1])]
+        (_, before), (_, after) = load_all_or_exit(specs)
+        return [(specs[1], before, specs[0], after, specs[1])]
     pairs = []
-    try:
-        for path in specs:
-            old_text, old_label = read_at_revision(path, rev)
-            new_text, new_label = (read_at_revision(path, head_rev) if head_rev is not None
-                                   else ("", path))
-            pairs.append((path, old_text, old_label, new_text, new_label))
-    except DiffError as error:
-        raise failed(str(error)) from None
+    for path in specs:
+        before, old_label = spec_at_revision_or_exit("diff", path, rev)
+        after, new_label = (spec_at_revision_or_exit("diff", path, head_rev)
+                            if head_rev is not None else (load_all_or_exit([path])[0][1], path))
+        pairs.append((path, before, old_label, after, new_label))
     return pairs
 
 
-def _compare(pair: Pair, rev: str | None, head_rev: str | None
-             ) -> tuple[SpecDiff, tuple[Report, Report]]:
+def _compare(pair: Pair) -> tuple[SpecDiff, tuple[Report, Report]]:
     """One comparison, and the two reports it compares."""
     from privspec.workflows.diffing import aligned, diff_reports
 
-    path, old_text, old_label, new_text, new_label = pair
-    if rev is None:
-        (_, before), (_, after) = load_all_or_exit([old_label, new_label])
-    else:
-        before = spec_from_text_or_exit(old_text, old_label)
-        after = (spec_from_text_or_exit(new_text, new_label) if head_rev is not None
-                 else load_all_or_exit([path])[0][1])
+    _, before, old_label, after, new_label = pair
     old, new = aligned(before, after)
-    reports = evaluate_or_exit("diff", old, path), evaluate_or_exit("diff", new, path)
+    reports = evaluate_or_exit("diff", old, old_label), evaluate_or_exit("diff", new, new_label)
     return diff_reports(before, after, *reports, before_label=old_label,
                         after_label=new_label), reports
 

@@ -11,9 +11,10 @@ A run killed before the manifest leaves every old file as it was.  A run killed
 between two renames leaves old and new files side by side (``render --check`` reports
 them as stale) and its manifest: the next privspec write into that directory first
 finishes those renames (skipping a file someone changed since) and removes every
-abandoned transaction, so no temporary file outlives the next run.  A transaction
-directory that another user owns or may write is left alone: in a shared folder, its
-manifest would otherwise rename a stranger's files over the user's.
+abandoned transaction, so no temporary file outlives the next run.  Only the user's own
+transactions are touched (another user's, or one others may write, in a shared folder,
+is left alone), and a manifest that is not one as privspec writes them (not a regular
+file, too long, other fields) is taken as no commit.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from typing import Any
 
 #: How privspec's transaction directories are named; nothing else is ever cleaned.
 TRANSACTION_PREFIX = ".privspec-tmp-"
@@ -35,6 +37,10 @@ _MANIFEST = "manifest.json"
 _LOCK = "lock"
 #: A transaction directory without a lock file is being created, unless older than this.
 _CREATION_SECONDS = 60.0
+#: The longest manifest read (a few hundred bytes a file).
+_LONGEST_MANIFEST = 1 << 20
+#: How a transaction's files are opened: never through a link, never waiting on a FIFO.
+_NOT_A_DEVICE = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def refuse_unsafe_output(path: str, inputs: Sequence[str]) -> None:
@@ -165,12 +171,15 @@ def recover_abandoned_writes(directory: str) -> None:
 
 
 def _recover(directory: str, transaction: str) -> None:
+    """Finish or remove one abandoned transaction (one of this user's: another's, or one
+    others may write, in a shared directory, is left alone, never renamed over this
+    user's files)."""
     from privspec.report.store import untrusted
 
     if untrusted(os.lstat(transaction)) is not None:
-        return  # another user's (or one others may write): its files are not ours to rename
+        return
     try:
-        lock = os.open(os.path.join(transaction, _LOCK), os.O_RDWR)
+        lock = os.open(os.path.join(transaction, _LOCK), os.O_RDWR | _NOT_A_DEVICE)
     except FileNotFoundError:  # being created now, or killed while it was
         if time.time() - os.lstat(transaction).st_mtime > _CREATION_SECONDS:
             shutil.rmtree(transaction, ignore_errors=True)
@@ -180,19 +189,36 @@ def _recover(directory: str, transaction: str) -> None:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return  # its process is still writing
-        try:
-            with open(os.path.join(transaction, _MANIFEST), encoding="utf-8") as stream:
-                entries = json.load(stream)["files"]
-        except (OSError, ValueError, KeyError, TypeError):
-            entries = []  # not committed: nothing of it was renamed, drop it
-        for entry in entries:
-            staged = os.path.join(transaction, os.path.basename(str(entry["staged"])))
-            destination = os.path.join(directory, os.path.basename(str(entry["name"])))
+        for entry in _manifest(transaction):
+            staged = os.path.join(transaction, os.path.basename(entry["staged"]))
+            destination = os.path.join(directory, os.path.basename(entry["name"]))
             if os.path.exists(staged) and _state(destination) == entry["before"]:
                 os.replace(staged, destination)
         shutil.rmtree(transaction, ignore_errors=True)
     finally:
         os.close(lock)
+
+
+def _manifest(transaction: str) -> list[dict[str, Any]]:
+    """The renames a committed transaction names (none when it was not committed, or
+    its manifest is not one: not a regular file, too long, or not as ``commit`` writes
+    it)."""
+    try:
+        handle = os.open(os.path.join(transaction, _MANIFEST), os.O_RDONLY | _NOT_A_DEVICE)
+        with os.fdopen(handle, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                return []
+            entries = json.loads(stream.read(_LONGEST_MANIFEST + 1))["files"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+        return []  # not committed: nothing of it was renamed, drop it
+    fields: dict[str, type | tuple[type, ...]] = {"staged": str, "name": str,
+                                                  "before": (list, type(None))}
+    if not (isinstance(entries, list) and all(
+            isinstance(entry, dict) and set(entry) == set(fields)
+            and all(isinstance(entry[key], kind) for key, kind in fields.items())
+            for entry in entries)):
+        return []
+    return entries
 
 
 def _state(path: str) -> list[int] | None:

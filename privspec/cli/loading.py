@@ -108,14 +108,18 @@ def load_all_or_exit(paths: list[str]) -> list[tuple[str, Spec]]:
     return loaded
 
 
-def spec_from_text_or_exit(text: str, label: str) -> Spec:
-    """The spec written in ``text`` (a file's committed version, named ``label``); its
-    problems, one line each, exit 2."""
+def spec_at_revision_or_exit(command: str, path: str, revision: str) -> tuple[Spec, str]:
+    """The spec file ``path`` as committed at git ``revision``, the files it names read
+    there too (``workflows/git.spec_at``), and its label ``REV:path``; a file that
+    cannot be read exits 2 in one line, a spec's problems one line each."""
+    from privspec.cli.output import fail
     from privspec.spec.diagnostics import SpecError, format_diagnostics
-    from privspec.spec.loader import load_spec_text
+    from privspec.workflows.git import DiffError, spec_at
 
     try:
-        return load_spec_text(text, label)
+        return spec_at(path, revision)
+    except DiffError as error:
+        raise fail(command, str(error)) from None
     except SpecError as error:
         typer.echo(format_diagnostics(error.diagnostics, "gcc"), err=True)
         raise typer.Exit(EXIT_CANNOT_RUN) from None

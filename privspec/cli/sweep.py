@@ -51,7 +51,8 @@ SchedulerFile = Annotated[str | None, typer.Option(
     "(dask scheduler --scheduler-file).", show_default=False)]
 Resume = Annotated[bool, typer.Option(
     "--resume", help="Keep the rows of a stopped run of this sweep (its journal) and "
-    "compute only the missing points.")]
+    "compute only the missing points (and those whose rows are of another sweep, altered "
+    "or malformed).")]
 JournalOption = Annotated[str | None, typer.Option(
     "--journal", metavar="FILE", help="Where finished rows are kept as they finish "
     "(default: the first --output with .journal appended; removed once every file is "
@@ -72,34 +73,38 @@ def sweep(spec: SpecArgument, vary: Vary, output: Output = None, plot: Plot = No
     goes through the report cache, so an unchanged point is read, not computed.
     """
     output, plot = output or [], plot or []
-    _check_outputs(spec, output, plot, (dask, dask_scheduler_file))
+    journal_path = journal or (output[0] + ".journal" if output else None)
+    if resume and journal_path is None:
+        raise fail("sweep", "--resume needs the journal: give --output or --journal")
+    _check_outputs(spec, output, plot, (dask, dask_scheduler_file), journal_path)
     if dask is None and dask_scheduler_file is None:
         from privspec.workflows.sweep_runs import start_pool_server
 
         start_pool_server()
     data, threshold = _spec_data_or_exit(spec)
-    axes, grid = _grid_or_exit(spec, data, vary, plot)
-    journal_path = journal or (output[0] + ".journal" if output else None)
-    if resume and journal_path is None:
-        raise fail("sweep", "--resume needs the journal: give --output or --journal")
-    rows = _run(grid, journal_path, resume, workers, (dask, dask_scheduler_file))
+    axes, grid, key = _grid_or_exit(spec, data, vary, plot)
+    rows = _run(grid, (journal_path, key, resume), workers, (dask, dask_scheduler_file))
     _write(spec, axes, [rows[point.index] for point in grid], output, (plot, threshold))
     if journal_path is not None:
         os.remove(journal_path)
 
 
 def _check_outputs(spec: str, output: Sequence[str], plot: Sequence[str],
-                   cluster: tuple[str | None, str | None]) -> None:
-    """Every file name has a known extension, figures can be drawn and Dask reached, or
-    one line and exit 2 before anything is computed."""
+                   cluster: tuple[str | None, str | None], journal: str | None) -> None:
+    """Every file name has a known extension, figures can be drawn and Dask reached, the
+    journal is none of the files written, or one line and exit 2 before anything is
+    computed."""
     from privspec.cli.files import refuse_unsafe_output
     from privspec.cli.output import figure_format_or_exit
 
-    for name in [*output, *plot]:
+    for name in [*output, *plot, *([journal] if journal else [])]:
         try:
             refuse_unsafe_output(name, [spec])
         except OSError as error:
             raise fail("sweep", f"cannot write {printable(name)}: {error.strerror}") from None
+    if journal and os.path.abspath(journal) in {os.path.abspath(n) for n in [*output, *plot]}:
+        raise fail("sweep", f"--journal {printable(journal)} is also a file the sweep "
+                   "writes; give another")
     for name in output:
         if os.path.splitext(name)[1].lower().lstrip(".") not in TABLE_FORMATS:
             raise fail("sweep", f"{printable(name)}: an --output file ends in .csv, .json "
@@ -134,8 +139,9 @@ def _spec_data_or_exit(spec: str) -> tuple[dict[str, Any], float]:
 
 
 def _grid_or_exit(spec: str, data: dict[str, Any], vary: Sequence[str],
-                  plot: Sequence[str]) -> tuple[tuple[Axis, ...], list[Point]]:
-    from privspec.workflows.sweep import SweepError, parse_axes, points
+                  plot: Sequence[str]) -> tuple[tuple[Axis, ...], list[Point], str]:
+    """The axes, the grid's points and the sweep's key (``sweep_key``)."""
+    from privspec.workflows.sweep import SweepError, parse_axes, points, sweep_key
 
     try:
         axes = parse_axes(data, vary)
@@ -144,7 +150,8 @@ def _grid_or_exit(spec: str, data: dict[str, Any], vary: Sequence[str],
     if plot and len(axes) > 2:
         raise fail("sweep", "--plot draws one or two varied fields; this sweep varies "
                    f"{len(axes)}")
-    return axes, points(data, axes, (OPTIONS.memory_budget, OPTIONS.time_budget), spec)
+    budgets = (OPTIONS.memory_budget, OPTIONS.time_budget)
+    return axes, points(data, axes, budgets, spec), sweep_key(data, axes, budgets)
 
 
 def _rows_of(todo: Sequence[Point], workers: int | None,
@@ -159,18 +166,18 @@ def _rows_of(todo: Sequence[Point], workers: int | None,
     return on_pool(todo, budgets, enabled(), workers or default_workers())
 
 
-def _run(grid: Sequence[Point], journal_path: str | None, resume: bool,
+def _run(grid: Sequence[Point], journal: tuple[str | None, str, bool],
          workers: int | None, dask: tuple[str | None, str | None]) -> dict[int, dict[str, Any]]:
-    """Every point's row, by index: the journal's, then the rest as they finish (each
-    kept in the journal); Ctrl-C exits 130 and a lost worker 2, saying how to resume."""
+    """Every point's row, by index: the journal's (its path, the sweep's key, whether to
+    resume), then the rest as they finish (each kept in the journal); Ctrl-C exits 130
+    and a lost worker 2, saying how to resume."""
     from privspec.cli.loading import ProgressLine
-    from privspec.workflows.sweep_runs import ClusterUnreachableError, WorkerLostError, kept_rows
+    from privspec.workflows.sweep_runs import ClusterUnreachableError, WorkerLostError
 
-    kept = None if journal_path is None else _journal_or_exit(journal_path, resume)
-    rows = {} if kept is None else kept_rows(kept, grid)
-    if resume and not OPTIONS.quiet:
-        typer.echo(f"privspec sweep: {len(rows)} of {len(grid)} points kept from "
-                   f"{printable(journal_path or '')}", err=True)
+    journal_path = journal[0]
+    kept = (None if journal_path is None
+            else _journal_or_exit(grid, journal_path, journal[1], journal[2]))
+    rows = {} if kept is None else dict(kept.rows)
     todo = [point for point in grid if point.index not in rows]
     line = ProgressLine() if sys.stderr.isatty() and not OPTIONS.quiet else None
     finished = _rows_of(todo, workers, dask) if todo else iter(())
@@ -195,14 +202,27 @@ def _run(grid: Sequence[Point], journal_path: str | None, resume: bool,
     return rows
 
 
-def _journal_or_exit(path: str, resume: bool) -> Journal:
-    from privspec.workflows.sweep_runs import Journal
+def _journal_or_exit(grid: Sequence[Point], path: str, key: str, resume: bool) -> Journal:
+    """The journal at ``path`` (with the rows it keeps when resuming, said unless
+    --quiet, and how many of its rows were not used); one line and exit 2 when it cannot
+    be written, or read when resuming."""
+    from privspec.workflows.sweep_runs import Journal, JournalError
 
     try:
-        return Journal(path, resume)
+        journal = Journal(path, key, grid if resume else None)
+    except JournalError as error:
+        raise fail("sweep", f"--resume: {printable(str(error))}") from None
     except OSError as error:
         raise fail("sweep", f"cannot write the journal {printable(path)}: "
                    f"{error.strerror or error}") from None
+    if resume and not OPTIONS.quiet:
+        typer.echo(f"privspec sweep: {len(journal.rows)} of {len(grid)} points kept from "
+                   f"{printable(path)}", err=True)
+    if journal.unused:
+        rows = "row was not used and is" if journal.unused == 1 else "rows were not used and are"
+        typer.echo(f"privspec sweep: {journal.unused} journal {rows} recomputed (not of "
+                   "this sweep, altered or malformed)", err=True)
+    return journal
 
 
 def _stopped(stop: BaseException, done: int, total: int, journal: str | None) -> None:

@@ -48,9 +48,10 @@ def mu_of_pure_epsilon(epsilon: float) -> float:
 def gaussian_mu_squared(event: ev.GaussianEvent, replace_one: bool) -> float:
     """μ² = (Δ/σ)² of a Gaussian release, rounded up where it falls below double range
     (never to 0 for a release that reveals anything); ∞ without noise."""
-    mu = event.shift(replace_one) / event.sigma if event.sigma > 0 else math.inf
+    shift = event.shift(replace_one)
+    mu = shift / event.sigma if event.sigma > 0 else math.inf
     squared = mu * mu
-    if mu > 0 and squared < sys.float_info.min:  # subnormal or 0
+    if shift > 0 and squared < sys.float_info.min:  # subnormal or 0 (μ itself may be 0)
         squared = math.nextafter(squared, math.inf)
     return squared
 

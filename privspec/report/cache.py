@@ -87,7 +87,7 @@ def load(entry_key: str, spec_path: str | None, spec: Spec | None = None) -> Rep
         return None
     try:
         report = Report.model_validate(json.loads(body))
-    except (ValueError, ValidationError):
+    except (ValueError, ValidationError, RecursionError):
         return None
     if spec is not None and report.spec_sha256 != spec_sha256(spec):
         return None  # another spec's

@@ -210,17 +210,19 @@ def _trusted_folder() -> Path:
     return folder
 
 
-def _entry_bytes(path: Path) -> bytes:
+def _entry_bytes(path: Path, most: int) -> bytes:
     """The bytes of the entry at ``path`` (touched: recently used), once it is a regular
-    file, not a symbolic link, that no one but the user may have written."""
+    file, not a symbolic link, of at most ``most`` bytes, that no one but the user may
+    have written (a FIFO or a device is not waited on or read without end: opened
+    without blocking or following a link)."""
     if not hasattr(os, "O_NOFOLLOW") and path.is_symlink():
         raise UntrustedError(errno.ELOOP, "is a symbolic link", str(path))
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     with open(os.open(path, flags | getattr(os, "O_BINARY", 0)), "rb") as file:
         info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode) or untrusted(info) is not None:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > most or untrusted(info):
             raise UntrustedError(errno.EPERM, "is not an entry of the user's", str(path))
-        data = file.read()
+        data = file.read(most + 1)
         with contextlib.suppress(OSError):  # a read-only cache still answers
             os.utime(file.fileno() if os.utime in os.supports_fd else path)
     return data
@@ -231,10 +233,10 @@ def read(entry_key: str) -> bytes | None:
     directory and the entry are trusted (``untrusted``) and its header names this layout
     and key and its checksum is right."""
     try:
-        data = _entry_bytes(_trusted_folder() / f"{entry_key}{_SUFFIX}")
+        data = _entry_bytes(_trusted_folder() / f"{entry_key}{_SUFFIX}", MAX_BYTES)
         header_line, newline, body = data.partition(b"\n")
         header = json.loads(header_line)
-    except (OSError, ValueError):  # JSON errors are ValueErrors
+    except (OSError, ValueError, RecursionError):  # JSON errors are ValueErrors
         return None
     if not newline or header != {"format": ENTRY_FORMAT, "key": entry_key,
                                  "sha256": hashlib.sha256(body).hexdigest()}:

@@ -12,9 +12,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-#: Validation context key: the spec's file name (for the commands messages suggest, and
-#: the files a spec names, relative to it).
+#: Validation context key: the spec's file name (for the commands messages suggest).
 SPEC_FILE = "spec_file"
+#: Validation context key: where the files a spec names are read (``named_file.Beside``).
+NAMED_FILES = "named_files"
 #: Largest repetition count accepted anywhere (steps, repeat, count).
 MAX_REPETITIONS = 10_000_000
 #: Largest dataset size accepted.

@@ -27,6 +27,19 @@ DIAGNOSTICS_FORMATS: tuple[DiagnosticsFormat, ...] = ("gcc", "json", "github")
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+#: The most characters of a stranger's text (a key, a cell, a name) a message quotes.
+EXCERPT_CHARACTERS = 60
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARACTERS) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut: what a
+    message quotes of text from a file (a 17 MB header line makes no 17 MB message)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def quoted(text: str, limit: int = EXCERPT_CHARACTERS) -> str:
+    """``text``'s excerpt in quotes, escaped as Python writes a string (``'a\\nb'``)."""
+    return repr(excerpt(text, limit))
 
 
 def path_to_str(path: Iterable[str | int]) -> str:
@@ -36,9 +49,9 @@ def path_to_str(path: Iterable[str | int]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         elif _IDENTIFIER.match(part):
-            out += f".{part}" if out else part
+            out += f".{excerpt(part)}" if out else excerpt(part)
         else:
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+            out += f"[{json.dumps(excerpt(part), ensure_ascii=False)}]"
     return out
 
 
@@ -150,6 +163,7 @@ __all__ = [
     "SpecError",
     "escape_github_data",
     "escape_github_property",
+    "excerpt",
     "format_diagnostics",
     "format_gcc",
     "format_gcc_line",
@@ -157,4 +171,5 @@ __all__ = [
     "format_github_line",
     "format_json",
     "printable",
+    "quoted",
 ]

@@ -25,9 +25,14 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from privspec.errors import Code
-from privspec.spec.base import SPEC_FILE
+from privspec.spec.base import NAMED_FILES, SPEC_FILE
 from privspec.spec.diagnostics import Diagnostic, SpecError
-from privspec.spec.messages import diagnostics_from_errors, path_to_str
+from privspec.spec.messages import (
+    LISTED_PROBLEMS,
+    diagnostics_from_errors,
+    listed,
+    path_to_str,
+)
 from privspec.spec.models import (
     RELATION_CHECKED_BY_CALLER,
     Relation,
@@ -35,12 +40,14 @@ from privspec.spec.models import (
     conflicts_beside_field_errors,
     relation_problems,
 )
+from privspec.spec.named_file import Folder
 from privspec.spec.yaml_reader import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
     MAX_NODES,
     TOO_DEEP,
     TOO_MANY_NODES,
+    Builder,
     diagnostic_at,
     read_text,
 )
@@ -54,11 +61,17 @@ def load_yaml_text(text: str, filename: str = "<string>") -> dict[str, Any]:
     """
     data, builder = read_text(text, filename)
     if builder.problems:
-        raise SpecError([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path),
-                                    message, code)
-                         for code, message, pos, path in builder.problems])
+        raise SpecError(listed(*_reading_problems(builder, filename)))
     assert isinstance(data, dict)
     return data
+
+
+def _reading_problems(builder: Builder, filename: str) -> tuple[list[Diagnostic], int]:
+    """The first ``LISTED_PROBLEMS`` of the reader's problems in the file's order, and
+    how many others there are."""
+    first = sorted(builder.problems, key=lambda problem: problem[2])[:LISTED_PROBLEMS]
+    return ([Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
+             for code, message, pos, path in first], len(builder.problems) - len(first))
 
 
 def _relation_errors(data: Any) -> list[ErrorDetails]:
@@ -81,31 +94,35 @@ def _conflict_errors(data: Any) -> list[ErrorDetails]:
             for path, message, value in conflicts_beside_field_errors(mechanism)]
 
 
-def load_spec_text(text: str, filename: str = "<string>", spec_file: str | None = None
-                   ) -> Spec:
+def load_spec_text(text: str, filename: str = "<string>",
+                   spec_file: str | Folder | None = None) -> Spec:
     """Parse and validate a spec given as text; ``filename`` names it in diagnostics,
     and the files the spec names are found beside ``spec_file`` (by default
-    ``filename``, when it names a file; else the working directory).
+    ``filename``, when it names a file; else the working directory), or in the
+    :class:`Folder` given (a git revision's).
 
-    Raises :class:`SpecError` with every problem found.
+    Raises :class:`SpecError` with every problem found (``messages.listed``: the first
+    ``LISTED_PROBLEMS`` in the file, and how many more).
     """
     data, builder = read_text(text, filename)
-    diagnostics = [Diagnostic(filename, pos[0] + 1, pos[1] + 1, path_to_str(path), message, code)
-                   for code, message, pos, path in builder.problems]
+    diagnostics, more = _reading_problems(builder, filename)
     errors = _relation_errors(data)
+    file = None if filename.startswith("<") else filename
     try:
-        spec = Spec.model_validate(data, context={RELATION_CHECKED_BY_CALLER: True,
-                                                  SPEC_FILE: spec_file or (
-                                                      None if filename.startswith("<")
-                                                      else filename)})
+        spec = Spec.model_validate(data, context={
+            RELATION_CHECKED_BY_CALLER: True,
+            SPEC_FILE: spec_file if isinstance(spec_file, str) else file,
+            NAMED_FILES: file if spec_file is None else spec_file})
     except ValidationError as error:
         errors = [*error.errors(), *errors, *_conflict_errors(data)]
     if errors:
         skip = {path for _, _, _, path in builder.problems}
-        diagnostics += diagnostics_from_errors(errors, builder.positions, filename, skip)
+        found, unlisted = diagnostics_from_errors(errors, builder.positions, filename, skip)
+        diagnostics += found
+        more += unlisted
     if not diagnostics:
         return spec
-    raise SpecError(sorted(set(diagnostics)))
+    raise SpecError(listed(diagnostics, more))
 
 
 #: How the name of a spec file ends (``*.privspec.yaml``, or any YAML or JSON file).
@@ -152,6 +169,13 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         reason = error.strerror or str(error)
         raise SpecError([Diagnostic(filename, 1, 1, "", f"cannot read the file: {reason}",
                                     Code.IO_UNREADABLE)]) from None
+    return load_spec_bytes(data, filename)
+
+
+def load_spec_bytes(data: bytes, filename: str, spec_file: str | Folder | None = None
+                    ) -> Spec:
+    """The spec in ``data``, the content of a spec file (at most ``MAX_FILE_BYTES``,
+    UTF-8), as :func:`load_spec_text` reads it.  Raises :class:`SpecError`."""
     if len(data) > MAX_FILE_BYTES:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     f"larger than {MAX_FILE_BYTES:,} bytes; a spec is a short "
@@ -163,7 +187,7 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
         raise SpecError([diagnostic_at(filename, prefix, len(prefix), Code.IO_ENCODING,
                              f"not UTF-8 text: byte 0x{data[error.start]:02X} cannot be "
                              "decoded (is this a binary file?)")]) from None
-    return load_spec_text(text, filename)
+    return load_spec_text(text, filename, spec_file)
 
 
 def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
@@ -172,8 +196,18 @@ def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
     else its value's); None when the file cannot be read or has no such path."""
     try:
         with open(filename, encoding="utf-8") as handle:
-            _, builder = read_text(handle.read(MAX_FILE_BYTES + 1), os.fspath(filename))
-    except (OSError, UnicodeDecodeError, SpecError):
+            text = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return position_in(text, os.fspath(filename), path)
+
+
+def position_in(text: str, filename: str, path: tuple[str | int, ...]
+                ) -> tuple[int, int] | None:
+    """:func:`position_of` in the text of a spec file (``filename`` names it)."""
+    try:
+        _, builder = read_text(text, filename)
+    except SpecError:
         return None
     where = builder.positions.get(tuple(path))
     if where is None:
@@ -182,8 +216,9 @@ def position_of(filename: str | os.PathLike[str], path: tuple[str | int, ...]
     return line + 1, column + 1
 
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_text",
-           "load_yaml_text", "path_to_str", "position_of"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "SpecError", "load_spec", "load_spec_bytes",
+           "load_spec_text",
+           "load_yaml_text", "path_to_str", "position_in", "position_of"]
 
 
 def spec_from_data(data: dict[str, Any], name: str = "<python>",

@@ -13,15 +13,20 @@ Pure Python: ``privspec validate`` imports this layer, without numpy.
 
 from __future__ import annotations
 
-import ast
-import math
 import sys
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from privspec.spec.named_file import NamedFileError, located, read_named
-from privspec.spec.strategies import Columns, columns_of
+from privspec.spec.named_file import Beside, NamedFileError, check_inside, read_named
+from privspec.spec.npy_header import (
+    START_BYTES,
+    NpyHeaderError,
+    header_length,
+    is_npy,
+    npy_header,
+)
+from privspec.spec.strategies import MAX_ENTRY, Columns, columns_of
 
 #: Largest strategy a file may give: n × n with n at most this (the evaluation reads
 #: it with numpy, within the memory budget: ``privspec.numerics.strategy_file``).
@@ -47,7 +52,8 @@ _NPY_TYPES = {"<f8": "d", "<f4": "f"}
 #: Why a strategy file's shape cannot be used.
 NOT_SQUARE = "the strategy must be a square matrix, n rows of n values"
 #: Why a strategy's values cannot be used, checked in this order.
-NOT_FINITE = "every entry must be a finite number (no NaN or infinity)"
+OUT_OF_RANGE = (f"every entry must be a number from {-MAX_ENTRY:g} to {MAX_ENTRY:g} (no NaN "
+                "or infinity): a larger strategy is scaled down, its noise multiplier with it")
 NOT_LOWER = ("the strategy must be lower-triangular (step i's noise mixes only steps up "
              "to i), as a streaming mechanism's is")
 ZERO_ON_DIAGONAL = "the diagonal must have no 0: the strategy must be invertible"
@@ -69,19 +75,20 @@ class StrategyFile:
     fortran: bool = False
 
 
-def matrix_size(name: str, sha256: str, spec_file: str | None) -> int:
+def matrix_size(name: str, sha256: str, spec_file: Beside) -> int:
     """n, for the n × n matrix in ``name`` (relative to the spec file's directory, or
-    the working directory for a spec without a file), whose SHA-256 must be ``sha256``:
+    the working directory for a spec without a file, or in the git revision's folder the
+    spec was read from), whose SHA-256 must be ``sha256``:
     what validation checks (where the file is, its size, digest, header and shape),
     without reading its values (``load_matrix`` does, at evaluation).  A file already
     read with that digest is not read again; its name is still held to the spec's
-    folder."""
+    folder (and, in a git revision, to a file there)."""
     if sha256 in _LOADED or sha256 in _CHECKED:
-        located(name, spec_file, NOUN)
+        check_inside(name, spec_file, NOUN)
     return checked_size(name, sha256, spec_file)
 
 
-def checked_size(name: str, sha256: str, spec_file: str | None = None) -> int:
+def checked_size(name: str, sha256: str, spec_file: Beside = None) -> int:
     """``matrix_size`` of a file validation checked (kept by its digest), without
     holding its name to a folder again."""
     if sha256 in _LOADED:
@@ -89,18 +96,19 @@ def checked_size(name: str, sha256: str, spec_file: str | None = None) -> int:
     return strategy_file(name, sha256, spec_file).size
 
 
-def strategy_file(name: str, sha256: str, spec_file: str | None) -> StrategyFile:
+def strategy_file(name: str, sha256: str, spec_file: Beside) -> StrategyFile:
     """The file ``name``, its digest and shape checked (``matrix_size``), kept by its
     digest until its values are read."""
     if sha256 not in _CHECKED:
-        data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN)
-        _CHECKED[sha256] = _npy_file(data) if data.startswith(b"\x93NUMPY") else _csv_file(data)
+        data = read_named(name, sha256, spec_file, MAX_MATRIX_BYTES, NOUN,
+                          (START_BYTES, _npy_start))
+        _CHECKED[sha256] = _npy_file(data) if is_npy(data) else _csv_file(data)
     return _CHECKED[sha256]
 
 
-def load_matrix(name: str, sha256: str, spec_file: str | None) -> Columns:
+def load_matrix(name: str, sha256: str, spec_file: Beside) -> Columns:
     """The ``Columns`` of the matrix in ``name`` (``matrix_size``'s checks first), each
-    value read and checked (finite, lower-triangular, with no 0 on the diagonal): those
+    value read and checked (in range, lower-triangular, with no 0 on the diagonal): those
     the evaluation kept (``keep_columns``), else read here in pure Python."""
     if sha256 not in _LOADED:
         file = strategy_file(name, sha256, spec_file)
@@ -121,33 +129,36 @@ def keep_columns(sha256: str, columns: Columns) -> None:
     _CHECKED.pop(sha256, None)
 
 
+def _npy_start(data: bytes) -> None:
+    """Refuse a ``.npy`` file whose header is too long from its first bytes."""
+    if is_npy(data):
+        try:
+            header_length(data)
+        except NpyHeaderError as error:
+            raise MatrixFileError(str(error)) from None
+
+
 def _npy_file(data: bytes) -> StrategyFile:
-    """A 2-D float64 or float32 ``.npy`` array (format versions 1 to 3), its header and
-    size checked."""
-    major = data[6] if len(data) > 6 else 0
-    width = 2 if major == 1 else 4
-    if major not in (1, 2, 3) or len(data) < 8 + width:
-        raise MatrixFileError("not a .npy file of format version 1, 2 or 3")
-    start = 8 + width
-    length = int.from_bytes(data[8:start], "little")
+    """A 2-D float64 or float32 ``.npy`` array (format versions 1 to 3), its header
+    (``npy_header``: its length capped before it is parsed) and size checked."""
     try:
-        header = ast.literal_eval(data[start:start + length].decode("latin-1"))
-        kind, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
-    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError):
-        raise MatrixFileError("the .npy header is not readable") from None
-    if kind not in _NPY_TYPES or not isinstance(shape, tuple) or len(shape) != 2:
+        header = npy_header(data)
+    except NpyHeaderError as error:
+        raise MatrixFileError(str(error)) from None
+    kind, shape = header.descr, header.shape
+    if kind not in _NPY_TYPES or len(shape) != 2:
         raise MatrixFileError("a .npy strategy is a 2-D array of little-endian float64 or "
                               "float32 ('<f8', '<f4'): np.save(path, c.astype('<f8'))")
     rows, columns = shape
-    if not all(isinstance(n, int) and 0 < n <= MAX_MATRIX_STEPS for n in shape):
+    if not all(0 < n <= MAX_MATRIX_STEPS for n in shape):
         raise MatrixFileError(f"the array must be n × n with 1 ≤ n ≤ {MAX_MATRIX_STEPS:,}"
                               f"{_BEYOND}")
     itemsize = array(_NPY_TYPES[kind]).itemsize
-    if len(data) - start - length != rows * columns * itemsize:
+    if len(data) - header.start != rows * columns * itemsize:
         raise MatrixFileError("the .npy data do not have the size its header states")
     if rows != columns:
         raise MatrixFileError(NOT_SQUARE)
-    return StrategyFile(data, rows, start + length, kind, bool(fortran))
+    return StrategyFile(data, rows, header.start, kind, header.fortran)
 
 
 def _npy_rows(file: StrategyFile) -> list[list[float]]:
@@ -190,10 +201,11 @@ def csv_values(file: StrategyFile) -> Iterator[list[float]]:
 
 
 def _numbers(line: str) -> list[float]:
-    """The numbers of one CSV line (as CSV writes them: Python's '1_000' is not one)."""
+    """The numbers of one CSV line (as CSV writes them, in ASCII: Python's '1_000', or
+    its digits of other scripts, '١', are not)."""
     try:
-        if "_" in line:
-            raise ValueError(line)
+        if "_" in line or not line.isascii():
+            raise ValueError
         return [float(value) for value in line.split(",")]
     except ValueError:
         raise MatrixFileError("a CSV strategy holds numbers only, separated by commas, "
@@ -201,11 +213,11 @@ def _numbers(line: str) -> list[float]:
 
 
 def _checked(rows: list[list[float]]) -> Matrix:
-    """The rows (of a file whose shape is checked), once finite, lower-triangular and
-    with a non-zero diagonal."""
+    """The rows (of a file whose shape is checked), once in range (``MAX_ENTRY``),
+    lower-triangular and with a non-zero diagonal."""
     size = len(rows)
-    if not all(math.isfinite(value) for row in rows for value in row):
-        raise MatrixFileError(NOT_FINITE)
+    if not all(abs(value) <= MAX_ENTRY for row in rows for value in row):  # (NaN too)
+        raise MatrixFileError(OUT_OF_RANGE)
     if any(row[j] != 0 for i, row in enumerate(rows) for j in range(i + 1, size)):
         raise MatrixFileError(NOT_LOWER)
     if any(rows[i][i] == 0 for i in range(size)):

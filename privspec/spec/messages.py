@@ -152,7 +152,8 @@ def _kind_message(value: Any) -> tuple[str, str | None]:
         return f"unknown mechanism kind '{short(kind)}'; {mean}kinds: {kinds}", kind
     if isinstance(value, dict):
         got = ("an empty mapping" if not value else
-               f"{len(value)} keys: " + ", ".join(f"'{short(str(k))}'" for k in value))
+               f"{len(value)} keys: " + ", ".join(f"'{short(str(k))}'" for k in list(value)[:5])
+               + (", …" if len(value) > 5 else ""))
         return (f"a mechanism is a mapping with exactly one key, its kind (got {got}); "
                 f"kinds: {kinds}", None)
     return (f"a mechanism is a mapping with one key naming its kind, such as "
@@ -287,44 +288,90 @@ def _message(error: ErrorDetails, path: Path, where: Where | None) -> tuple[Code
 
 
 def _under(path: Path, prefixes: set[Path]) -> bool:
-    return any(path[: len(p)] == p for p in prefixes)
+    """Whether ``path`` or a path it lies under is one of ``prefixes`` (a look-up for each
+    of its few prefixes, not a scan of the many)."""
+    return any(path[:length] in prefixes for length in range(len(path) + 1))
+
+
+#: The most problems listed for one spec, the first in the file; one more line says how
+#: many more there may be (a file of 75,000 unknown keys is refused in 101 lines, at
+#: once, not in 75,000 lines after a minute of looking for their misspellings).
+LISTED_PROBLEMS = 100
+
+
+def listed(diagnostics: list[Diagnostic], more: int = 0) -> list[Diagnostic]:
+    """The first ``LISTED_PROBLEMS`` of ``diagnostics`` in the file's order, and, when
+    there are others (or ``more`` not made into diagnostics), a last line saying how many
+    there may be."""
+    shown = sorted(set(diagnostics))
+    more += max(0, len(shown) - LISTED_PROBLEMS)
+    shown = shown[:LISTED_PROBLEMS]
+    if more and shown:
+        last = shown[-1]
+        shown.append(Diagnostic(
+            last.file, last.line, last.column, "",
+            f"… and up to {more:,} more problems after these {LISTED_PROBLEMS} (the first "
+            "in the file are listed): fix these and validate again", last.code))
+    return shown
+
+
+def _located(error: ErrorDetails, path: Path, positions: Mapping[Path, Where]
+             ) -> tuple[int, int, Path, Where | None]:
+    """Where a diagnostic about ``error`` (at the user path ``path``) points: its 0-based
+    line and column, the path shown and its position."""
+    kind = error["type"]
+    if kind == "missing":
+        shown = path[:-1]
+    elif kind == "unknown_kind":
+        _, key = _kind_message(error.get("input"))
+        shown = (*path, key) if key is not None and (*path, key) in positions else path
+    else:
+        shown = path
+    while shown and shown not in positions:
+        shown = shown[:-1]
+    where = positions.get(shown)
+    if where is None:
+        line, column = 0, 0
+    elif kind in ("missing", "extra_forbidden", "unknown_kind") or shown != path:
+        line, column = where.key or where.value
+    elif (where.block or where.raw == "") and where.key is not None:
+        line, column = where.key
+    else:
+        line, column = where.value
+    return line, column, shown, where
 
 
 def diagnostics_from_errors(errors: list[ErrorDetails], positions: Mapping[Path, Where],
-                             filename: str, skip: set[Path]) -> list[Diagnostic]:
-    # A misspelt key is reported once, as unknown with a suggestion, not also as missing.
-    suggested: set[Path] = set()
-    for error in errors:
+                             filename: str, skip: set[Path]) -> tuple[list[Diagnostic], int]:
+    """Diagnostics for the first ``LISTED_PROBLEMS`` errors in the file's order (none
+    under a path of ``skip``), and how many others there are at most."""
+    located = []
+    unknown: dict[Path, list[str]] = {}  # by mapping, its first unknown keys
+    for index, error in enumerate(errors):
         path = _user_path(tuple(error["loc"]))
-        if error["type"] == "extra_forbidden" and path:
-            model = _model_at(path[:-1])
-            hint = _suggest(str(path[-1]), _keys_of(model)) if model else None
-            if hint:
-                suggested.add((*path[:-1], hint))
-    out: list[Diagnostic] = []
-    for error in errors:
-        path = _user_path(tuple(error["loc"]))
-        kind = error["type"]
-        if _under(path, skip) or (kind == "missing" and path in suggested):
+        if _under(path, skip):
             continue
-        if kind == "missing":
-            shown = path[:-1]
-        elif kind == "unknown_kind":
-            _, key = _kind_message(error.get("input"))
-            shown = (*path, key) if key is not None and (*path, key) in positions else path
-        else:
-            shown = path
-        while shown and shown not in positions:
-            shown = shown[:-1]
-        where = positions.get(shown)
+        if error["type"] == "extra_forbidden" and path:
+            keys = unknown.setdefault(path[:-1], [])
+            if len(keys) < LISTED_PROBLEMS:
+                keys.append(str(path[-1]))
+        located.append((*_located(error, path, positions), index, path))
+    located.sort(key=lambda found: (found[0], found[1], found[4]))
+    # A misspelt key is reported once, as unknown with a suggestion, not also as missing.
+    suggested: dict[Path, set[str]] = {}
+    out: list[Diagnostic] = []
+    for taken, (line, column, shown, where, index, path) in enumerate(located):
+        if len(out) == LISTED_PROBLEMS:
+            return out, len(located) - taken
+        error = errors[index]
+        if error["type"] == "missing":
+            if path[:-1] not in suggested:
+                model = _model_at(path[:-1])
+                suggested[path[:-1]] = {hint for key in unknown.get(path[:-1], ())
+                                        if (hint := _suggest(key, _keys_of(model)) if model
+                                            else None)}
+            if path[-1] in suggested[path[:-1]]:
+                continue
         code, message = _message(error, path, where if shown == path else None)
-        if where is None:
-            line, column = 0, 0
-        elif kind in ("missing", "extra_forbidden", "unknown_kind") or shown != path:
-            line, column = where.key or where.value
-        elif (where.block or where.raw == "") and where.key is not None:
-            line, column = where.key
-        else:
-            line, column = where.value
         out.append(Diagnostic(filename, line + 1, column + 1, path_to_str(shown), message, code))
-    return out
+    return out, 0

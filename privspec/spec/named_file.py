@@ -1,6 +1,7 @@
 """A file a spec names beside it with its SHA-256 (a matrix-factorization strategy, an
 audit's scores): where it may be, how much of it is read, and whether it is the file
-the spec names.
+the spec names.  The spec's folder is one on disk, or a :class:`Folder` of a git
+revision (a spec read from git names the files committed beside it there).
 
 The name comes from the same stranger as the spec: it is relative to the spec's folder
 and stays inside it (no absolute path, drive or '..' part, no symbolic link out of it);
@@ -14,11 +15,16 @@ import hashlib
 import os
 import re
 import stat
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from privspec.errors import Code
 
+#: How many of a file's first bytes to check, and the check (a ``NamedFileError`` when
+#: they show the file cannot be used, before the rest is read), or None.
+Start = tuple[int, Callable[[bytes], None]] | None
 #: A name that leaves the spec's folder as written: absolute, a drive, or a '..' part.
 _OUTSIDE = re.compile(r"^([/\\]|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
 
@@ -33,6 +39,34 @@ class NamedFileError(ValueError):
         super().__init__(message)
         self.about = about
         self.code = code
+
+
+class Folder(ABC):
+    """The spec's folder when it is not one on disk (a git revision's: the spec was read
+    from git, and so are the files it names)."""
+
+    @abstractmethod
+    def check(self, name: str, noun: str) -> None:
+        """Refuse ``name`` (a name inside the folder) unless it is a regular file here."""
+
+    @abstractmethod
+    def read(self, name: str, limit: int, noun: str) -> bytes:
+        """The bytes of the file ``name`` (a name inside the folder), refused as
+        :func:`read_capped` refuses a file on disk."""
+
+    @abstractmethod
+    def label(self, name: str) -> str:
+        """How messages name the file ``name`` (a name inside the folder)."""
+
+    @abstractmethod
+    def position(self, path: tuple[str | int, ...]) -> tuple[int, int] | None:
+        """The 1-based (line, column) where the spec file of this folder writes ``path``;
+        None when it cannot say."""
+
+
+#: Where the files a spec names are: beside the spec file (a path), in a :class:`Folder`,
+#: or (None) in the working directory.
+Beside = str | Folder | None
 
 
 def outside_reason(name: str, noun: str) -> str | None:
@@ -58,9 +92,10 @@ def located(name: str, spec_file: str | None, noun: str) -> Path:
     return path
 
 
-def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
+def read_capped(path: str | Path, limit: int, noun: str, start: Start = None) -> bytes:
     """The bytes of the file at ``path``; refused when it is missing, a directory,
-    unreadable or larger than ``limit`` bytes (checked before it is read)."""
+    unreadable or larger than ``limit`` bytes (checked before it is read), or when
+    ``start`` refuses its first bytes (before the rest is read)."""
     try:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
@@ -69,20 +104,25 @@ def read_capped(path: str | Path, limit: int, noun: str) -> bytes:
             raise NamedFileError(f"is not a regular file (a pipe or a device), not a {noun}",
                                  code=Code.IO_UNREADABLE)
         if info.st_size > limit:
-            raise NamedFileError(_too_large(limit, noun), code=Code.IO_TOO_LARGE)
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+            raise NamedFileError(too_large(limit, noun), code=Code.IO_TOO_LARGE)
+        with open(path, "rb") as handle:  # (read(n) allocates n bytes: no more than needed)
+            if start is not None:
+                start[1](handle.read(start[0]))
+                handle.seek(0)
+            data = handle.read(min(info.st_size, limit) + 1)
+            if len(data) > info.st_size:  # it grew since it was measured
+                data += handle.read(limit + 1 - len(data))
     except FileNotFoundError:
         raise NamedFileError("no such file", code=Code.IO_NOT_FOUND) from None
     except OSError as error:
         raise NamedFileError(f"cannot read the file: {error.strerror or error}",
                              code=Code.IO_UNREADABLE) from None
     if len(data) > limit:  # the file grew since it was measured
-        raise NamedFileError(_too_large(limit, noun), code=Code.IO_TOO_LARGE)
+        raise NamedFileError(too_large(limit, noun), code=Code.IO_TOO_LARGE)
     return data
 
 
-def _too_large(limit: int, noun: str) -> str:
+def too_large(limit: int, noun: str) -> str:
     return f"larger than the {limit:,} bytes a {noun} may have"
 
 
@@ -95,10 +135,29 @@ def check_digest(data: bytes, sha256: str, name: str, noun: str) -> str:
     return digest
 
 
-def read_named(name: str, sha256: str, spec_file: str | None, limit: int, noun: str
-               ) -> bytes:
-    """The bytes of the file ``name`` beside ``spec_file``, once it is inside the spec's
-    folder, at most ``limit`` bytes, and its SHA-256 is ``sha256``."""
-    data = read_capped(located(name, spec_file, noun), limit, noun)
+def check_inside(name: str, beside: Beside, noun: str) -> None:
+    """Refuse ``name`` unless it names a file inside the spec's folder (``located``; in
+    a :class:`Folder`, a regular file there)."""
+    if not isinstance(beside, Folder):
+        located(name, beside, noun)
+        return
+    reason = outside_reason(name, noun)
+    if reason is not None:
+        raise NamedFileError(reason)
+    beside.check(name, noun)
+
+
+def read_named(name: str, sha256: str, beside: Beside, limit: int, noun: str,
+               start: Start = None) -> bytes:
+    """The bytes of the file ``name`` beside the spec (``beside``), once it is inside the
+    spec's folder, at most ``limit`` bytes, its first bytes are not refused by ``start``,
+    and its SHA-256 is ``sha256``."""
+    if isinstance(beside, Folder):
+        check_inside(name, beside, noun)
+        data = beside.read(name, limit, noun)
+        if start is not None:
+            start[1](data[:start[0]])
+    else:
+        data = read_capped(located(name, beside, noun), limit, noun, start)
     check_digest(data, sha256, name, noun)
     return data

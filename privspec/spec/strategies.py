@@ -17,6 +17,12 @@ with G = CᵀC.  The sensitivity is its largest value over the allowed patterns 
   arXiv:2211.06530), exact when every pattern is enumerated; a stated upper bound
   (|G_ij|, or the triangle inequality Σ_{i∈π} ‖c_i‖) when it is not.
 
+Every sensitivity is rounded up, never below the true one (``privspec.spec.upward``:
+each product, sum and square root).  A strategy given by its values (a file's entries,
+banded Toeplitz coefficients, at most ``MAX_ENTRY`` in magnitude) is divided by a power
+of 2 that brings its largest entry into [1, 2) (``scale_of``): no square, Gram entry or
+sum of them leaves double range, however large or small the entries.
+
 Pure Python (``privspec validate`` imports this layer): closed forms, and sums whose
 size is capped (``MAX_TREE_WORK``, ``MAX_PATTERNS``).
 """
@@ -26,8 +32,12 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from privspec.spec import upward
 
 #: Most work the binary tree's maximisation may take (participations² × tree levels;
 #: the exact search's own estimate, ``_tree_search``, beyond which it is not tried).
@@ -40,6 +50,36 @@ SET_COST = 16
 MAX_PATTERNS = 20_000
 #: Most Gram entries' terms (steps × bands) such an enumeration may sum.
 MAX_GRAM_WORK = 2_000_000
+#: Largest magnitude of a strategy's entry or coefficient: its sensitivity (at most
+#: 10⁷ participations' column norms of 10⁴ entries each) stays far within double range.
+MAX_ENTRY = 1e200
+
+
+def scale_of(largest: float) -> float:
+    """2^e with ``largest`` / 2^e in [1, 2) (1 for 0): dividing a strategy by it is exact
+    (but for entries that fall below double range, each by less than 2⁻¹⁰⁷⁴)."""
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1) if largest > 0 else 1.0
+
+
+def lossy(values: Iterable[float], scale: float) -> bool:
+    """Whether a strategy divided by ``scale`` (its largest entry then in [1, 2)) has an
+    entry so small (below ``upward.TINY``, not 0) that it, or its products, may lose what
+    falls below double range: less, all together, than the last digit of a sensitivity
+    of at least 1.  (``upward.TINY`` × ``scale`` is exact, or 0 where no entry can be
+    that small.)"""
+    return any(0 < abs(value) < upward.TINY * scale for value in values)
+
+
+def _rounded_up(found: Sensitivity, scale: float, lost: bool) -> Sensitivity:
+    """``found``, the sensitivity (rounded up) of a strategy divided by ``scale`` (a
+    power of 2, its largest entry then in [1, 2), so ``found`` is at least 1), for the
+    strategy itself, rounded up: by one more double when products were ``lost``
+    (``lossy``), and where the product falls below double range."""
+    value = math.nextafter(found.value, math.inf) if lost else found.value
+    scaled = value * scale
+    if scaled / scale < value:  # (exact, unless below double range)
+        scaled = math.nextafter(scaled, math.inf)
+    return replace(found, value=scaled)
 
 
 @dataclass(frozen=True)
@@ -87,7 +127,7 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
     count = participations(steps, times, separation)
     if count == 1:
         formula = "⌊log₂ n⌋ + 1" if online else "⌈log₂ n⌉ + 1"
-        return Sensitivity(math.sqrt(levels), True,
+        return Sensitivity(upward.sqrt_up(levels), True,
                            f"√({formula}) = √{levels}, a leaf being in {levels} released "
                            "nodes (exact)")
 
@@ -109,7 +149,7 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
     # (b = 1: the level-by-level maximisation relaxes nothing, and is far quicker)
     searched = _tree_search(steps, count, separation, online) if separation > 1 else None
     if searched is not None:
-        return Sensitivity(math.sqrt(searched), True,
+        return Sensitivity(upward.sqrt_up(searched), True,
                            f"the most that {count} participations at least {separation} "
                            f"steps apart add up over the released nodes, Σ m² = {searched} "
                            "(exact: every placement searched)")
@@ -118,7 +158,7 @@ def tree_sensitivity(steps: int, times: int = 1, separation: int = 1,
     attained = sum(_shared_nodes(i, j, depth, steps if online else 1 << depth)
                    for i in spread for j in spread)
     exact = attained == bound or separation == 1  # (b = 1: nothing was relaxed)
-    return Sensitivity(math.sqrt(bound), exact,
+    return Sensitivity(upward.sqrt_up(bound), exact,
                        f"the most that {count} participations at least {separation} steps "
                        f"apart add up over the released nodes, Σ m² = {bound} ("
                        + ("exact)" if exact
@@ -202,15 +242,20 @@ def _shared_nodes(i: int, j: int, depth: int, complete_by: int) -> int:
                if ((i >> height) + 1) << height <= complete_by)
 
 
-def toeplitz_column_square(coefficients: tuple[float, ...], steps: int, column: int) -> float:
-    """‖c_j‖² of the n × n lower-triangular banded Toeplitz matrix whose diagonals are
-    ``coefficients``: the first min(bands, n − j) of them squared."""
-    return math.fsum(c * c for c in coefficients[:steps - column])
-
-
 @functools.lru_cache(maxsize=32)
 def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int = 1,
                          separation: int = 1) -> Sensitivity:
+    """A lower-triangular banded Toeplitz strategy, C_ij = coefficients[i − j] for
+    0 ≤ i − j < bands (``_toeplitz``), rounded up: computed for the coefficients scaled
+    into [1, 2) (``scale_of``), so that their squares stay within double range."""
+    scale = scale_of(max(map(abs, coefficients)))
+    scaled = tuple(c / scale for c in coefficients)
+    return _rounded_up(_toeplitz(scaled, steps, times, separation), scale,
+                       lossy(coefficients, scale))
+
+
+def _toeplitz(coefficients: tuple[float, ...], steps: int, times: int,
+              separation: int) -> Sensitivity:
     """A lower-triangular banded Toeplitz strategy, C_ij = coefficients[i − j] for
     0 ≤ i − j < bands.  Its column norms do not grow with j (later columns are cut by
     the last row), so the first column is the largest and, when the separation b is at
@@ -220,44 +265,63 @@ def toeplitz_sensitivity(coefficients: tuple[float, ...], steps: int, times: int
     (``_enumerated``), or the triangle inequality bounds it."""
     bands = min(len(coefficients), steps)
     count = participations(steps, times, separation)
-    full = toeplitz_column_square(coefficients, steps, 0)
+    numbers, shift = upward.as_integers(coefficients[:bands])
+    squares = [0, *itertools.accumulate(n * n for n in numbers)]  # (exact, times 4^shift)
+
+    def norm(square: int) -> float:
+        return upward.root_up(Fraction(square, 1 << 2 * shift))
+
     if count == 1:
-        return Sensitivity(math.sqrt(full), True, "the largest column norm (exact)")
+        return Sensitivity(norm(squares[-1]), True, "the largest column norm (exact)")
     # the columns 0, b, 2b, …: whole ones (as many rows below as bands), then cut ones
     whole = min(count, (steps - bands) // separation + 1)
-    squares = [0.0, *itertools.accumulate(c * c for c in coefficients[:bands])]
     cut = [squares[steps - m * separation] for m in range(whole, count)]
     if separation >= bands:
-        return Sensitivity(math.sqrt(whole * full + math.fsum(cut)), True,
+        total = Fraction(whole * squares[-1] + sum(cut), 1 << 2 * shift)
+        return Sensitivity(upward.root_up(total), True,
                            f"participations {separation} steps apart touch disjoint rows of "
                            f"a strategy with {bands} bands: √(Σ of {count} column norms²) "
                            "(exact)")
-    gram = functools.partial(_toeplitz_gram, coefficients, steps)
+    gram = functools.partial(_toeplitz_gram, *upward.as_integers(coefficients), steps)
     return _separated(gram, steps, count, separation, steps * bands,
-                      lambda: whole * math.sqrt(full) + math.fsum(map(math.sqrt, cut)))
+                      lambda: upward.sum_up([upward.product_up(whole, norm(squares[-1])),
+                                             *map(norm, cut)]))
 
 
 @dataclass(frozen=True)
 class Columns:
-    """What the sensitivity of a strategy given entry by entry (a file) needs of it:
-    each column's squared norm, the first and the last row it touches (n and −1 when
-    none), and its Gram entries (CᵀC)_ij for i ≤ j, each an exactly rounded sum."""
+    """What the sensitivity of a strategy C given entry by entry (a file) needs of it,
+    for C / ``scale`` (a power of 2 that brings its largest entry into [1, 2):
+    ``scale_of``): each column's squared norm (rounded up), the first and the last row
+    it touches (n and −1 when none), its Gram entries (CᵀC)_ij for i ≤ j (each rounded
+    away from 0), whether a product may have fallen below double range (``lossy``), and
+    a column's squared norm exactly (``square``)."""
 
     squares: tuple[float, ...]
     first: tuple[int, ...]
     last: tuple[int, ...]
     gram: Callable[[int, int], float]
+    scale: float
+    lossy: bool
+    square: Callable[[int], Fraction]
 
 
 def columns_of(rows: tuple[tuple[float, ...], ...]) -> Columns:
     """``Columns`` of the matrix with these rows."""
     steps = len(rows)
+    scale = scale_of(max((abs(value) for row in rows for value in row), default=0.0))
+    scaled = [value / scale for row in rows for value in row]
+    numbers, shift = upward.as_integers(scaled)  # (sums of products: exact integers)
+    exact = [numbers[i * steps:(i + 1) * steps] for i in range(steps)]
     return Columns(
-        tuple(math.fsum(row[j] * row[j] for row in rows) for j in range(steps)),
+        tuple(upward.ratio_up(sum(row[j] * row[j] for row in exact), 2 * shift)
+              for j in range(steps)),
         tuple(next((i for i in range(steps) if rows[i][j]), steps) for j in range(steps)),
         tuple(next((i for i in reversed(range(steps)) if rows[i][j]), -1)
               for j in range(steps)),
-        lambda i, j: math.fsum(row[i] * row[j] for row in rows[j:]))
+        lambda i, j: upward.ratio_away(sum(row[i] * row[j] for row in exact[j:]), 2 * shift),
+        scale, lossy((value for row in rows for value in row), scale),
+        lambda j: Fraction(sum(row[j] * row[j] for row in exact), 1 << 2 * shift))
 
 
 def matrix_sensitivity(matrix: tuple[tuple[float, ...], ...] | Columns, times: int = 1,
@@ -265,18 +329,27 @@ def matrix_sensitivity(matrix: tuple[tuple[float, ...], ...] | Columns, times: i
     """An n × n strategy given entry by entry (a file: its rows, or its ``Columns``): the
     largest column norm for one participation; with several, Σ_{i∈π} ‖c_i‖² maximised
     over π when columns ``separation`` apart touch disjoint rows (exact), else the
-    patterns enumerated or the triangle inequality (``_separated``)."""
+    patterns enumerated or the triangle inequality (``_separated``); rounded up
+    (``_rounded_up``)."""
     columns = matrix if isinstance(matrix, Columns) else columns_of(matrix)
+    return _rounded_up(_scaled_sensitivity(columns, times, separation), columns.scale,
+                       columns.lossy)
+
+
+def _scaled_sensitivity(columns: Columns, times: int, separation: int) -> Sensitivity:
+    """``matrix_sensitivity`` of the scaled strategy ``columns`` describes."""
     squares = list(columns.squares)
     steps = len(squares)
     count = participations(steps, times, separation)
-    if count == 1:
-        return Sensitivity(math.sqrt(max(squares)), True, "the largest column norm (exact)")
+    if count == 1:  # (the largest exact square is among those rounded up to the largest)
+        largest = max(squares)
+        square = max(columns.square(j) for j, q in enumerate(squares) if q == largest)
+        return Sensitivity(upward.root_up(square), True, "the largest column norm (exact)")
     if disjoint_columns(columns, separation):
-        return Sensitivity(math.sqrt(_best_separated(squares, count, separation)), True,
+        return Sensitivity(upward.sqrt_up(_best_separated(squares, count, separation)), True,
                            f"columns {separation} apart touch disjoint rows: the largest "
                            f"√(Σ of {count} column norms²) at least {separation} apart (exact)")
-    norms = [math.sqrt(q) for q in squares]
+    norms = [upward.sqrt_up(q) for q in squares]
     return _separated(columns.gram, steps, count, separation, steps * steps,
                       lambda: _best_separated(norms, count, separation))
 
@@ -302,7 +375,7 @@ def _separated(gram: Callable[[int, int], float], steps: int, count: int, separa
     enumerated = _enumerated(gram, steps, count, separation, work)
     if enumerated is not None:
         total, exact = enumerated
-        return Sensitivity(math.sqrt(total), exact,
+        return Sensitivity(upward.sqrt_up(total), exact,
                            "the largest Σ_{i,j∈π} |(CᵀC)_ij| over every pattern of "
                            f"{count} participations at least {separation} steps apart "
                            + ("(exact: the worst pattern's entries of CᵀC are not negative, "
@@ -317,22 +390,26 @@ def _separated(gram: Callable[[int, int], float], steps: int, count: int, separa
 
 def _best_separated(values: list[float], count: int, separation: int) -> float:
     """The largest sum of at most ``count`` of the non-negative ``values`` at indices at
-    least ``separation`` apart (dynamic programming over the indices)."""
+    least ``separation`` apart (dynamic programming over the indices, in integers:
+    exact), rounded up."""
     steps = len(values)
-    previous = [0.0] * (steps + separation)
+    numbers, shift = upward.as_integers(values)
+    previous = [0] * (steps + separation)
     for _ in range(count):
-        current = [0.0] * (steps + separation)
+        current = [0] * (steps + separation)
         for i in reversed(range(steps)):
-            current[i] = max(current[i + 1], values[i] + previous[i + separation])
+            current[i] = max(current[i + 1], numbers[i] + previous[i + separation])
         previous = current
-    return previous[0]
+    return upward.ratio_up(previous[0], shift)
 
 
-def _toeplitz_gram(coefficients: tuple[float, ...], steps: int, i: int, j: int) -> float:
-    """(CᵀC)_ij of the banded Toeplitz strategy, i ≤ j: Σ_r c[r − i]·c[r − j] over the
-    rows r ≥ j that both columns reach."""
-    end = min(steps, i + len(coefficients))
-    return math.fsum(coefficients[r - i] * coefficients[r - j] for r in range(j, end))
+def _toeplitz_gram(numbers: list[int], shift: int, steps: int, i: int, j: int) -> float:
+    """(CᵀC)_ij of the banded Toeplitz strategy, i ≤ j, rounded away from 0: Σ_r
+    c[r − i]·c[r − j] over the rows r ≥ j that both columns reach, its coefficients
+    given as integers over 2^``shift`` (``upward.as_integers``)."""
+    end = min(steps, i + len(numbers))
+    return upward.ratio_away(sum(map(operator.mul, numbers[j - i:end - i], numbers[:end - j])),
+                             2 * shift)
 
 
 def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separation: int,
@@ -355,21 +432,21 @@ def _enumerated(gram: Callable[[int, int], float], steps: int, count: int, separ
     seen = 0
     best, exact = 0.0, True
 
-    def extend(chosen: list[int], total: float, signed: float) -> bool:
+    def extend(chosen: list[int], total: float, signs: bool) -> bool:
         nonlocal seen, best, exact
         seen += 1
         if seen > MAX_PATTERNS:
             return False
-        if total > best:
-            best, exact = total, signed == total
+        if total > best:  # (``signs``: no entry of the pattern is negative)
+            best, exact = total, signs
         if len(chosen) == count:
             return True
         start = chosen[-1] + separation if chosen else 0
         for step in range(start, steps):
             added = [entry(step, step), *(2 * entry(i, step) for i in chosen)]
-            if not extend([*chosen, step], total + math.fsum(abs(a) for a in added),
-                          signed + math.fsum(added)):
+            if not extend([*chosen, step], upward.sum_up([total, *map(abs, added)]),
+                          signs and min(added) >= 0):
                 return False
         return True
 
-    return (best, exact) if extend([], 0.0, 0.0) else None
+    return (best, exact) if extend([], 0.0, True) else None

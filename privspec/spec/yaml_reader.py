@@ -1,13 +1,15 @@
 """Reading YAML text into plain data with positions, safely and strictly.
 
-* no object construction from tags: the parser builds a node tree and this
-  module turns it into plain ``dict``/``list``/``str``/``int``/``float``/
-  ``bool``/``None``; any other tag is refused;
+* no object construction from tags: this module turns the parser's events (libyaml's
+  where it gives the same as PyYAML's own, else PyYAML's) straight into plain
+  ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``; any other tag is
+  refused;
 * scalars resolve as in YAML 1.2's core schema, so ``1e-5`` and ``1E6`` are
   floats, ``yes``/``no``/``on``/``off`` are strings, ``010`` is ten, and
   ``2024-01-01`` stays a string;
 * duplicate keys are errors; aliases (``*name``) are refused, so no
-  "billion laughs"; nesting depth and file size are capped; one document per file.
+  "billion laughs"; file size, values and nesting depth are capped; one document per
+  file.
 
 Every value's position is kept (``Builder.positions``), so that later problems can be
 reported at the line and column the user wrote.
@@ -17,20 +19,18 @@ from __future__ import annotations
 
 import math
 import re
-import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.composer import Composer
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.composer import ComposerError
 from yaml.parser import Parser
 from yaml.reader import Reader
-from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from privspec.errors import Code
-from privspec.spec.diagnostics import Diagnostic, SpecError
+from privspec.spec.diagnostics import Diagnostic, SpecError, excerpt
 from privspec.spec.models import (
     Spec,
 )
@@ -39,11 +39,12 @@ from privspec.spec.models import (
 MAX_FILE_BYTES = 1_000_000
 #: Deepest nesting of mappings and lists accepted.
 MAX_DEPTH = 64
-#: Most YAML nodes (keys, values, lists and mappings) a spec may hold: about 12,000
-#: stages of a `compose` list.  The reader stops at the next one, before it has parsed
-#: the rest (a long list, even under a key that is refused, takes seconds and hundreds
-#: of megabytes to read: about 20 µs and 1 KB a node).
-MAX_NODES = 150_000
+#: Most YAML nodes (keys, values, lists and mappings) a spec may hold: 50 times the
+#: largest example's (the Census's 80 queries, 968), 3,000 stages of an imported DP-SGD
+#: history, or about 5,000 of a `compose` list.  The reader stops at the next one,
+#: before it has parsed the rest, so that no spec makes `validate` take more than ten
+#: times as long as a short one, nor 100 MB (``benchmarks/validate_worst.py``).
+MAX_NODES = 50_000
 TOO_MANY_NODES = (f"more than {MAX_NODES:,} YAML values (keys, numbers, strings, lists and "
                   "mappings); the reader stops here. A spec is a short file: equal stages "
                   "are written once with `repeat`")
@@ -72,6 +73,9 @@ _NOT_PRINTABLE = re.compile(
 _HIDDEN_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 Path = tuple[str | int, ...]
+#: A parser's event or mark: PyYAML's classes, or libyaml's (typed alike as Any).
+Event = Any
+Mark = Any
 
 
 class _ParseError(Exception):
@@ -86,67 +90,87 @@ class _ParseError(Exception):
 
 
 # ---------------------------------------------------------------------------
-# The YAML side: a safe, strict parser that keeps positions.
+# The YAML side: a safe, strict parser's events, read with their positions.
 # ---------------------------------------------------------------------------
 
 
-def _event_mark(event: yaml.Event) -> tuple[int, int]:
-    mark = event.start_mark
-    return (mark.line, mark.column) if mark is not None else (0, 0)
-
-
-class _Loader(Reader, Scanner, Parser, Composer, BaseResolver):
-    """Parser and composer only (no constructor): YAML text to a node tree.
-
-    Refuses aliases and caps nesting depth while composing.
-    """
+class _PythonParser(Reader, Scanner, Parser):
+    """PyYAML's pure-Python parser: YAML text to events (no composer, no constructor)."""
 
     def __init__(self, stream: str) -> None:
         Reader.__init__(self, stream)
         Scanner.__init__(self)
         Parser.__init__(self)
-        Composer.__init__(self)
-        BaseResolver.__init__(self)
-        self.depth = 0
-        self.nodes = 0
-
-    def next_event(self) -> yaml.Event:
-        """The next event, not consumed (typed wrapper of PyYAML's peek_event)."""
-        return typing.cast(yaml.Event, self.peek_event())  # type: ignore[no-untyped-call]
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        event = self.next_event()
-        line, column = _event_mark(event)
-        if isinstance(event, yaml.AliasEvent):
-            raise _ParseError(
-                Code.YAML_ALIAS,
-                f"aliases (*{event.anchor}) are not supported in a spec: write the value out",
-                line, column)
-        self.depth += 1
-        self.nodes += 1
-        try:
-            if self.nodes > MAX_NODES:
-                raise _ParseError(Code.IO_TOO_LARGE, TOO_MANY_NODES, line, column)
-            if self.depth > MAX_DEPTH:
-                raise _ParseError(Code.YAML_TOO_DEEP, TOO_DEEP, line, column)
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
 
 
-# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
-_Loader.add_implicit_resolver(_NULL_TAG, re.compile(r"(?:~|null|Null|NULL|)\Z"),
-                              ["~", "n", "N", ""])
-_Loader.add_implicit_resolver(_BOOL_TAG, re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z"),
-                              list("tTfF"))
-_Loader.add_implicit_resolver(_INT_TAG, re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z"),
-                              list("-+0123456789"))
-_Loader.add_implicit_resolver(
-    _FLOAT_TAG,
-    re.compile(r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"),
-    list("-+.0123456789"),
-)
+#: libyaml's parser, when PyYAML was built with it (its wheels are): 15 times faster than
+#: PyYAML's own, and used where the two give the same events (``_libyaml_reads``).
+LIBYAML: Callable[[str], Any] | None = None
+try:
+    from yaml._yaml import CParser
+
+    LIBYAML = CParser
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    pass
+
+
+class _UnsureError(Exception):
+    """libyaml's events may differ from PyYAML's here: read the text with PyYAML's."""
+
+
+#: What libyaml reads otherwise than PyYAML in places (tabs, byte-order marks, `?` within
+#: a plain value in brackets, a comment right after a block scalar's `|` or `>`), opens
+#: rarely used syntax (tags, directives), or breaks lines other than with ``\n``: a text
+#: with one is read by PyYAML's parser alone.
+_NOT_FOR_LIBYAML = re.compile("[\t\r\x85\u2028\u2029\ufeff?!%]|[|>][-+0-9]*#")
+
+
+def _libyaml_reads(text: str) -> bool:
+    """Whether libyaml's parser gives PyYAML's events for the text, as far as can be told
+    before parsing (``_NOT_FOR_LIBYAML``; it also places the end of a text without a
+    final line break on the line after)."""
+    return text.endswith("\n") and _NOT_FOR_LIBYAML.search(text) is None
+
+
+def _libyaml_events(parser: Any) -> Callable[[], Event]:
+    """The parser's ``get_event``, stopping (``_UnsureError``) at an empty plain value, which
+    libyaml places elsewhere than PyYAML."""
+    get_event = parser.get_event
+
+    def next_event() -> Event:
+        event = get_event()
+        if type(event) is yaml.ScalarEvent and not event.value and event.implicit[0]:
+            raise _UnsureError
+        return event
+
+    return next_event
+
+
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution): the tags a
+# plain scalar may resolve to, by its first character, tried in order (PyYAML's
+# BaseResolver.resolve does the same with these four).
+_IMPLICIT: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+for _tag, _pattern, _first in (
+        (_NULL_TAG, r"(?:~|null|Null|NULL|)\Z", ["~", "n", "N", ""]),
+        (_BOOL_TAG, r"(?:true|True|TRUE|false|False|FALSE)\Z", list("tTfF")),
+        (_INT_TAG, r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z", list("-+0123456789")),
+        (_FLOAT_TAG, r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z", list("-+.0123456789"))):
+    for _character in _first:
+        _IMPLICIT.setdefault(_character, []).append((_tag, re.compile(_pattern)))
+
+
+def _scalar_tag(event: Event) -> str:
+    """The scalar's tag: its own, else the one its plain text resolves to."""
+    tag: str | None = event.tag
+    if tag is not None and tag != "!":
+        return tag
+    if event.implicit[0]:
+        text = event.value
+        for resolved, pattern in _IMPLICIT.get(text[:1], ()):
+            if pattern.match(text):
+                return resolved
+    return _STR_TAG
 
 
 def _int_from(text: str) -> int:
@@ -170,7 +194,7 @@ def _float_from(text: str) -> float:
     return float(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Where:
     """Where a value sits: its key's and its value's 0-based (line, column), and where
     the value ends."""
@@ -183,111 +207,159 @@ class Where:
     end: tuple[int, int] | None = None
 
 
-def _mark(node: Node) -> tuple[int, int]:
-    return node.start_mark.line, node.start_mark.column
+def _mark(event: Event) -> tuple[int, int]:
+    mark = event.start_mark
+    return mark.line, mark.column
 
 
 class Builder:
-    """Turns a node tree into plain Python data, recording positions and
-    collecting problems that do not stop loading (duplicate keys, odd tags)."""
+    """Plain Python data from a parser's events, with every value's position; stops at
+    an alias and at the caps, and collects the problems that do not stop loading
+    (duplicate keys, odd tags, hidden characters)."""
 
-    def __init__(self) -> None:
+    def __init__(self, next_event: Callable[[], Event]) -> None:
         self.positions: dict[Path, Where] = {}
         self.problems: list[tuple[Code, str, tuple[int, int], Path]] = []
+        self._next = next_event
+        self._nodes = 0
+        self._anchors: dict[str, Mark] = {}
+        self._ended: Mark | None = None  # the end of the last list or mapping read
 
-    def where(self, node: Node, key: Node | None) -> Where:
-        block = isinstance(node, MappingNode | SequenceNode) and not node.flow_style
-        raw = node.value if isinstance(node, ScalarNode) else None
-        quoted = isinstance(node, ScalarNode) and node.style in ("'", '"')
-        end = (node.end_mark.line, node.end_mark.column)
-        return Where(_mark(key) if key is not None else None, _mark(node), block, raw, quoted,
-                     end)
+    def node(self, depth: int) -> Event | None:
+        """The next node's first event, checked against the caps; None at the end of a
+        list or mapping."""
+        event = self._next()
+        kind = type(event)
+        if kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
+            self._ended = event.end_mark
+            return None
+        if kind is yaml.AliasEvent:
+            raise _ParseError(
+                Code.YAML_ALIAS,
+                f"aliases (*{short(str(event.anchor))}) are not supported in a spec: write the "
+                "value out",
+                *_mark(event))
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise _ParseError(Code.IO_TOO_LARGE, TOO_MANY_NODES, *_mark(event))
+        if depth > MAX_DEPTH:
+            raise _ParseError(Code.YAML_TOO_DEEP, TOO_DEEP, *_mark(event))
+        anchor = event.anchor
+        if anchor is not None:
+            if anchor in self._anchors:
+                raise ComposerError(f"found duplicate anchor '{short(anchor)}'; first occurrence",
+                                    self._anchors[anchor], "second occurrence",
+                                    event.start_mark)
+            self._anchors[anchor] = event.start_mark
+        return event
 
-    def build(self, node: Node, path: Path) -> Any:
-        if isinstance(node, MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, SequenceNode):
-            if node.tag != _SEQ_TAG:
-                self._bad_tag(node, path)
-            items = []
-            for i, item in enumerate(node.value):
-                self.positions[(*path, i)] = self.where(item, None)
-                items.append(self.build(item, (*path, i)))
-            return items
-        assert isinstance(node, ScalarNode)
-        return self._scalar(node, path)
+    def build(self, event: Event, path: Path, depth: int,
+              key: tuple[int, int] | None) -> Any:
+        """The value that starts with ``event`` (at ``depth``), its position kept at
+        ``path``."""
+        mark: Mark = event.start_mark
+        if type(event) is yaml.ScalarEvent:
+            end: Mark = event.end_mark
+            self.positions[path] = Where(key, (mark.line, mark.column), False, event.value,
+                                         event.style == "'" or event.style == '"',
+                                         (end.line, end.column))
+            return self._scalar(event, path)
+        mapping = type(event) is yaml.MappingStartEvent
+        if event.tag not in (None, "!", _MAP_TAG if mapping else _SEQ_TAG):
+            self._bad_tag(event.tag, (mark.line, mark.column), path)
+        value = self._mapping(path, depth) if mapping else self._sequence(path, depth)
+        assert self._ended is not None
+        self.positions[path] = Where(key, (mark.line, mark.column), not event.flow_style,
+                                     None, False, (self._ended.line, self._ended.column))
+        return value
 
-    def _bad_tag(self, node: Node, path: Path) -> None:
-        tag = node.tag
+    def _discard(self, event: Event, depth: int) -> None:
+        """Read the value that starts with ``event``, keeping nothing of it."""
+        kept = self.positions, self.problems
+        self.positions, self.problems = {}, []
+        try:
+            self.build(event, (), depth, None)
+        finally:
+            self.positions, self.problems = kept
+
+    def _sequence(self, path: Path, depth: int) -> list[Any]:
+        items: list[Any] = []
+        while (event := self.node(depth + 1)) is not None:
+            items.append(self.build(event, (*path, len(items)), depth + 1, None))
+        return items
+
+    def _bad_tag(self, tag: str, mark: tuple[int, int], path: Path) -> None:
         shown = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:") else tag
         self.problems.append((Code.YAML_UNSUPPORTED_TAG,
-                              f"the tag {shown} is not supported in a spec; remove it",
-                              _mark(node), path))
+                              f"the tag {short(shown)} is not supported in a spec; remove it",
+                              mark, path))
 
-    def _scalar(self, node: ScalarNode, path: Path) -> Any:
-        text = node.value
+    def _scalar(self, event: Event, path: Path) -> Any:
+        text = event.value
+        tag = _scalar_tag(event)
         try:
-            if node.tag == _STR_TAG:
-                self._refuse_hidden(node, path)
+            if tag == _STR_TAG:
+                self._refuse_hidden(event, path)
                 return text
-            if node.tag == _NULL_TAG:
+            if tag == _NULL_TAG:
                 return None
-            if node.tag == _BOOL_TAG:
+            if tag == _BOOL_TAG:
                 return text.lower() == "true"
-            if node.tag == _INT_TAG:
+            if tag == _INT_TAG:
                 return _int_from(text)
-            if node.tag == _FLOAT_TAG:
+            if tag == _FLOAT_TAG:
                 return _float_from(text)
         except ValueError:
-            kind = "a whole number" if node.tag == _INT_TAG else "a number"
+            kind = "a whole number" if tag == _INT_TAG else "a number"
             self.problems.append((Code.YAML_INVALID_SCALAR,
-                                  f"cannot read {short(text)} as {kind}", _mark(node), path))
+                                  f"cannot read {short(text)} as {kind}", _mark(event), path))
             return text
-        self._bad_tag(node, path)
+        self._bad_tag(tag, _mark(event), path)
         return text
 
-    def _refuse_hidden(self, node: ScalarNode, path: Path) -> bool:
+    def _refuse_hidden(self, event: Event, path: Path) -> bool:
         """A problem, and True, when the text (a value, or a key: diagnostics echo keys)
         holds a character of ``_HIDDEN_IN_TEXT``."""
-        hidden = _HIDDEN_IN_TEXT.search(node.value)
+        hidden = _HIDDEN_IN_TEXT.search(event.value)
         if hidden:
             self.problems.append((
                 Code.YAML_INVALID_CHARACTER,
                 f"the text holds U+{ord(hidden.group()):04X}, a control or "
                 "bidirectional-override character that reports would carry unseen; "
-                "remove it", _mark(node), path))
+                "remove it", _mark(event), path))
         return hidden is not None
 
-    def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
-        if node.tag != _MAP_TAG:
-            self._bad_tag(node, path)
+    def _mapping(self, path: Path, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
         first_line: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, ScalarNode):
+        while (key_event := self.node(depth + 1)) is not None:
+            if type(key_event) is not yaml.ScalarEvent:
+                self._discard(key_event, depth + 1)
                 self.problems.append((Code.YAML_COMPLEX_KEY,
                                       "a key must be a plain name, not a mapping or a list",
-                                      _mark(key_node), path))
-                continue
-            key = key_node.value  # keys are names: always their text
-            if self._refuse_hidden(key_node, path):
-                continue
-            if key in result:
+                                      _mark(key_event), path))
+            value_event = self.node(depth + 1)
+            assert value_event is not None  # (the parser gives every key a value)
+            key = getattr(key_event, "value", None)  # a name: always its text
+            if key is None or self._refuse_hidden(key_event, path):
+                self._discard(value_event, depth + 1)
+            elif key in result:
                 self.problems.append((
                     Code.YAML_DUPLICATE_KEY,
                     f"duplicate key '{short(key)}' (first given on line {first_line[key]}); "
                     "a key may appear once per mapping",
-                    _mark(key_node), (*path, key)))
-                continue
-            first_line[key] = key_node.start_mark.line + 1
-            self.positions[(*path, key)] = self.where(value_node, key_node)
-            result[key] = self.build(value_node, (*path, key))
+                    _mark(key_event), (*path, key)))
+                self._discard(value_event, depth + 1)
+            else:
+                first_line[key] = key_event.start_mark.line + 1
+                result[key] = self.build(value_event, (*path, key), depth + 1,
+                                         _mark(key_event))
         return result
 
 
 def short(text: str, limit: int = 40) -> str:
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` on one line, cut to ``limit`` characters (for a message)."""
+    return excerpt(text[:limit + 1].replace("\n", "\\n"), limit)
 
 
 def diagnostic_at(filename: str, text: str, index: int, code: Code, message: str) -> Diagnostic:
@@ -311,31 +383,52 @@ def _yaml_problem(error: yaml.YAMLError, text: str, filename: str) -> Diagnostic
     return Diagnostic(filename, 1, 1, "", f"invalid YAML: {error}", Code.YAML_SYNTAX)
 
 
-def _parse(text: str, filename: str) -> tuple[Node | None, list[Diagnostic]]:
-    """The single document's node tree (None when there is none), or diagnostics."""
-    loader = _Loader(text)
-    loader.name = filename
+def _read(parser: Any, next_event: Callable[[], Event]) -> tuple[Event | None, Any, Builder]:
+    """The single document's first event (None when there is none), its plain data and
+    positions; raises _ParseError or YAMLError for what stops reading."""
+    builder = Builder(next_event)
+    parser.get_event()  # the StreamStartEvent
+    if parser.check_event(yaml.StreamEndEvent):
+        return None, None, builder
+    parser.get_event()  # the DocumentStartEvent
+    root = builder.node(1)
+    assert root is not None
+    data = builder.build(root, (), 1, None)
+    parser.get_event()  # the DocumentEndEvent
+    if not parser.check_event(yaml.StreamEndEvent):
+        raise _ParseError(
+            Code.YAML_MULTIPLE_DOCUMENTS,
+            "a spec file holds one YAML document; remove this second '---' document",
+            *_mark(parser.peek_event()))
+    return root, data, builder
+
+
+def _parse(text: str, filename: str) -> tuple[Event | None, Any, Builder]:
+    """``_read`` with libyaml's parser where it gives PyYAML's events, else (and for a
+    syntax error, which PyYAML's words as it always has) with PyYAML's own.  Raises
+    SpecError for what stops reading."""
+    parser = LIBYAML(text) if LIBYAML is not None and _libyaml_reads(text) else None
     try:
-        loader.get_event()  # type: ignore[no-untyped-call]  # the StreamStartEvent
-        if loader.check_event(yaml.StreamEndEvent):
-            return None, []
-        node = loader.compose_document()
-        if not loader.check_event(yaml.StreamEndEvent):
-            line, column = _event_mark(loader.next_event())
-            return None, [Diagnostic(
-                filename, line + 1, column + 1, "",
-                "a spec file holds one YAML document; remove this second '---' document",
-                Code.YAML_MULTIPLE_DOCUMENTS)]
-        return node, []
+        if parser is not None:
+            try:
+                return _read(parser, _libyaml_events(parser))
+            except (_UnsureError, yaml.YAMLError):
+                pass
+            finally:
+                parser.dispose()
+        parser = _PythonParser(text)
+        try:
+            return _read(parser, parser.get_event)
+        except yaml.YAMLError as error:
+            raise SpecError([_yaml_problem(error, text, filename)]) from None
+        finally:
+            parser.dispose()
     except _ParseError as problem:
-        return None, [Diagnostic(filename, problem.line + 1, problem.column + 1, "",
-                                 problem.message, problem.code)]
-    except yaml.YAMLError as error:
-        return None, [_yaml_problem(error, text, filename)]
+        raise SpecError([Diagnostic(filename, problem.line + 1, problem.column + 1, "",
+                                    problem.message, problem.code)]) from None
     except RecursionError:  # pragma: no cover - depth is capped before this
-        return None, [Diagnostic(filename, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)]
-    finally:
-        loader.dispose()
+        raise SpecError([Diagnostic(filename, 1, 1, "", TOO_DEEP, Code.YAML_TOO_DEEP)]
+                        ) from None
 
 
 def read_text(text: str, filename: str) -> tuple[Any, Builder]:
@@ -350,21 +443,18 @@ def read_text(text: str, filename: str) -> tuple[Any, Builder]:
         raise SpecError([diagnostic_at(filename, text, bad.start(), Code.YAML_INVALID_CHARACTER,
                              f"character U+{ord(bad.group()):04X} is not allowed in YAML "
                              "text (is this a binary file?)")])
-    node, problems = _parse(text, filename)
-    if problems:
-        raise SpecError(problems)
-    if node is None or (isinstance(node, ScalarNode) and node.tag == _NULL_TAG):
+    root, data, builder = _parse(text, filename)
+    if root is None or data is None:
         raise SpecError([Diagnostic(filename, 1, 1, "",
                                     "the file is empty; a spec is a mapping that starts with "
                                     "'privspec: 1'", Code.SPEC_EMPTY)])
-    if not isinstance(node, MappingNode):
+    if not isinstance(data, dict):
         # Nothing of the text is quoted: it may be any file, linked or named by mistake.
-        what = "a list" if isinstance(node, SequenceNode) else "a single value"
-        line, column = _mark(node)
+        what = "a list" if isinstance(data, list) else "a single value"
+        line, column = _mark(root)
         raise SpecError([Diagnostic(
             filename, line + 1, column + 1, "",
             f"a spec is a mapping of keys ({', '.join(Spec.model_fields)}), not {what}",
             Code.SPEC_NOT_A_MAPPING)])
-    builder = Builder()
-    builder.positions[()] = Where(None, _mark(node), True, None)
-    return builder.build(node, ()), builder
+    builder.positions[()] = Where(None, _mark(root), True, None)
+    return data, builder

@@ -17,11 +17,12 @@ for it).  A Poisson-sampled Gaussian on which one unit has k records is dp-accou
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from privspec.errors import PrivspecError
+from privspec.errors import EvaluationError, PrivspecError
 from privspec.spec import events as ev
 from privspec.spec.base import MAX_DATASET_SIZE
 from privspec.spec.group import binomial_weights
@@ -69,6 +70,25 @@ def _named(class_name: str, **fields: Any) -> dict[str, Any]:
     return {"module_name": _MODULE, "class_name": class_name, **fields}
 
 
+def _noise(scale: float, sensitivity: float) -> float:
+    """scale / sensitivity, rounded down (an exported noise is never more than the
+    spec's): the largest double beyond double range, 0 below it."""
+    ratio = min(scale / sensitivity, sys.float_info.max)
+    return math.nextafter(ratio, 0.0) if Fraction(ratio) * Fraction(sensitivity) > scale else ratio
+
+
+def _rho(sensitivity: int, sigma: float) -> float:
+    """A discrete Gaussian's ρ = Δ²/(2σ²), rounded up (the least double above 0 below
+    double range); refused beyond it."""
+    exact = Fraction(sensitivity) ** 2 / (2 * Fraction(sigma) ** 2)
+    if exact > sys.float_info.max:
+        raise EvaluationError(f"a discrete Gaussian of σ = {sigma:g} has ρ = Δ²/(2σ²) beyond "
+                              "double range: dp-accounting's ZCDpEvent cannot hold it; a "
+                              "larger sigma can")
+    rho = float(exact)
+    return math.nextafter(rho, math.inf) if rho < exact else rho
+
+
 def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, Any]:
     if isinstance(event, ev.ComposedEvent):
         return _named("ComposedDpEvent", events=[
@@ -88,7 +108,7 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
                       event=inner)
     if isinstance(event, ev.MixtureGaussianEvent):
         return _named("MixtureOfGaussiansDpEvent",
-                      standard_deviation=event.sigma / event.sensitivity,
+                      standard_deviation=_noise(event.sigma, event.sensitivity),
                       sensitivities=[float(j) for j in range(event.records + 1)],
                       sampling_probs=binomial_weights(event.records, event.rate))
     if isinstance(event, ev.RandomAllocationEvent):
@@ -104,16 +124,16 @@ def _event(event: ev.Event, replace_one: bool, notes: list[str]) -> dict[str, An
     if isinstance(event, ev.GaussianEvent):
         # dp-accounting's Gaussian has sensitivity 1 (a clipped sum under its relation;
         # k clipping norms for a unit of k records)
-        return _named("GaussianDpEvent", noise_multiplier=event.sigma / event.sensitivity)
+        return _named("GaussianDpEvent", noise_multiplier=_noise(event.sigma, event.sensitivity))
     if isinstance(event, ev.LaplaceEvent):
-        return _named("LaplaceDpEvent", noise_multiplier=event.scale / event.sensitivity)
+        return _named("LaplaceDpEvent", noise_multiplier=_noise(event.scale, event.sensitivity))
     if isinstance(event, ev.DiscreteLaplaceEvent):
         return _named("DiscreteLaplaceDpEvent", noise_parameter=event.parameter,
                       sensitivity=event.sensitivity)
     if isinstance(event, ev.DiscreteGaussianEvent):
         notes.append("a discrete Gaussian is exported as its zCDP, ρ = Δ²/(2σ²) (Canonne, "
                      "Kamath & Steinke 2020): a valid but looser event")
-        return _named("ZCDpEvent", rho=event.sensitivity**2 / (2 * event.sigma**2), xi=0.0)
+        return _named("ZCDpEvent", rho=_rho(event.sensitivity, event.sigma), xi=0.0)
     if isinstance(event, ev.RandomizedResponseEvent):
         return _named("RandomizedResponseDpEvent", noise_parameter=event.noise,
                       num_buckets=event.categories)

@@ -1,12 +1,21 @@
-"""Reading specs from git: the repository's root, revisions, and a file as committed
-(``git show REV:path``).  Errors are :class:`DiffError` with a one-line message."""
+"""Reading specs from git: the repository's root, revisions, a file as committed
+(``git show REV:path``), and a spec as committed with the files it names
+(:func:`spec_at_revision`, for ``privspec diff --rev`` and ``privspec action``).  Errors
+are :class:`DiffError` with a one-line message."""
 
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from privspec.errors import PrivspecError
+from privspec.errors import Code, PrivspecError
+from privspec.spec.named_file import Folder, NamedFileError, too_large
+
+if TYPE_CHECKING:
+    from privspec.spec.models import Spec
 
 _GIT_TIMEOUT = 60
 
@@ -66,29 +75,108 @@ def path_in_repository(root: str, path: str | os.PathLike[str]) -> str:
     return relative.replace(os.sep, "/")
 
 
-def read_at_revision(path: str | os.PathLike[str], revision: str) -> tuple[str, str]:
-    """The text of ``path`` as committed at ``revision`` and a label ``REV:path``.
+@dataclass(frozen=True)
+class RevisionFolder(Folder):
+    """The folder of a spec at a git revision: the files the spec names are read as
+    committed there, never from the working tree (nor through a symbolic link)."""
 
-    Raises :class:`DiffError` for a directory outside git, an unknown revision, or
-    a file missing at that revision.
-    """
+    root: str
+    revision: str
+    folder: str  # repository-relative, '' at the top
+    shown: str  # the revision, as messages name it
+    spec: str = ""  # the spec file's name in the folder ('': none)
+
+    def _blob(self, name: str, noun: str) -> tuple[str, int]:
+        """The object id and size of the regular file ``name`` at the revision."""
+        path = posixpath.normpath(posixpath.join(self.folder, name))
+        try:
+            done = run_git(self.root, "ls-tree", "-l", "-z", "--full-tree", self.revision,
+                           "--", path)
+        except DiffError as error:
+            raise NamedFileError(str(error), code=Code.IO_UNREADABLE) from None
+        if done.returncode != 0:
+            raise NamedFileError(f"cannot read the file at revision {self.shown}: "
+                                 f"{_first_line(done.stderr)}", code=Code.IO_UNREADABLE)
+        for entry in done.stdout.split(b"\0"):
+            fields, _, found = entry.partition(b"\t")
+            if found.decode("utf-8", "surrogateescape") != path:
+                continue
+            mode, kind, object_id, size = fields.decode("ascii").split()
+            if kind == "tree":
+                raise NamedFileError(f"is a directory at revision {self.shown}, not a {noun}",
+                                     code=Code.IO_IS_A_DIRECTORY)
+            if kind != "blob" or mode not in ("100644", "100755"):
+                raise NamedFileError(f"is not a regular file at revision {self.shown} (a "
+                                     f"symbolic link or a submodule), not a {noun}",
+                                     code=Code.IO_UNREADABLE)
+            return object_id, int(size)
+        raise NamedFileError(f"no such file at revision {self.shown}", code=Code.IO_NOT_FOUND)
+
+    def check(self, name: str, noun: str) -> None:
+        self._blob(name, noun)
+
+    def label(self, name: str) -> str:
+        """``REV:path``, the file's repository-relative path at the revision."""
+        return f"{self.shown}:{posixpath.normpath(posixpath.join(self.folder, name))}"
+
+    def position(self, path: tuple[str | int, ...]) -> tuple[int, int] | None:
+        from privspec.spec.loader import MAX_FILE_BYTES, position_in
+
+        if not self.spec:
+            return None
+        try:
+            data = self.read(self.spec, MAX_FILE_BYTES, "spec file")
+        except NamedFileError:
+            return None
+        return position_in(data.decode("utf-8", "replace"), self.label(self.spec), path)
+
+    def read(self, name: str, limit: int, noun: str) -> bytes:
+        object_id, size = self._blob(name, noun)
+        if size > limit:
+            raise NamedFileError(too_large(limit, noun), code=Code.IO_TOO_LARGE)
+        try:
+            done = run_git(self.root, "cat-file", "blob", object_id)
+        except DiffError as error:
+            raise NamedFileError(str(error), code=Code.IO_UNREADABLE) from None
+        if done.returncode != 0 or len(done.stdout) != size:
+            raise NamedFileError(f"cannot read the file at revision {self.shown}",
+                                 code=Code.IO_UNREADABLE)
+        return done.stdout
+
+
+def revision_folder(root: str, revision: str, relative: str, shown: str | None = None
+                    ) -> RevisionFolder:
+    """The folder of the spec at the repository-relative path ``relative`` at
+    ``revision`` (named ``shown`` in messages, by default ``revision``)."""
+    return RevisionFolder(root, revision, posixpath.dirname(relative),
+                          revision if shown is None else shown, posixpath.basename(relative))
+
+
+def spec_at_revision(root: str, revision: str, relative: str, shown: str | None = None
+                     ) -> tuple[Spec, str]:
+    """The spec at the repository-relative path ``relative`` as committed at
+    ``revision`` (named ``shown`` in its label ``SHOWN:relative``), the files it names read
+    there too, and its label.  Raises :class:`DiffError` when there is no such file,
+    ``SpecError`` with every problem of the file (a symbolic link, too large, not UTF-8)
+    or of the spec."""
+    from privspec.spec.diagnostics import Diagnostic, SpecError
+    from privspec.spec.loader import MAX_FILE_BYTES, load_spec_bytes
+
+    folder = revision_folder(root, revision, relative, shown)
+    label = f"{folder.shown}:{relative}"
+    try:
+        data = folder.read(folder.spec, MAX_FILE_BYTES, "spec file")
+    except NamedFileError as error:
+        if error.code is Code.IO_NOT_FOUND:
+            raise DiffError(f"{relative} does not exist at revision {folder.shown}") from None
+        raise SpecError([Diagnostic(label, 1, 1, "", str(error),
+                                    error.code or Code.IO_UNREADABLE)]) from None
+    return load_spec_bytes(data, label, folder), label
+
+
+def spec_at(path: str | os.PathLike[str], revision: str) -> tuple[Spec, str]:
+    """The spec file ``path`` (in the working tree's repository) as committed at
+    ``revision``, as :func:`spec_at_revision` reads it, and its label ``REV:path``."""
     root = repository_root(path)
     verify_revision(root, revision)
-    relative = path_in_repository(root, path)
-    return text_at_revision(root, revision, relative), f"{revision}:{relative}"
-
-
-def text_at_revision(root: str, revision: str, relative: str) -> str:
-    """The text of the repository-relative path ``relative`` at ``revision``."""
-    if run_git(root, "cat-file", "-e", f"{revision}:{relative}").returncode != 0:
-        raise DiffError(f"{relative} does not exist at revision {revision}")
-    done = run_git(root, "show", f"{revision}:{relative}")
-    if done.returncode != 0:
-        raise DiffError(f"cannot read {relative} at {revision}: {_first_line(done.stderr)}")
-    try:
-        return done.stdout.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DiffError(f"{relative} at {revision} is not UTF-8 text") from None
-
-
-# --- spec fields ----------------------------------------------------------------
+    return spec_at_revision(root, revision, path_in_repository(root, path))

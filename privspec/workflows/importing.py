@@ -20,6 +20,7 @@ import reprlib
 from typing import TYPE_CHECKING, Any
 
 from privspec.errors import PrivspecError
+from privspec.spec import json_reader
 from privspec.spec.base import MAX_DATASET_SIZE, MAX_REPETITIONS
 from privspec.spec.group import binomial_weights
 from privspec.spec.models import MAX_RECORDS_PER_UNIT
@@ -71,7 +72,7 @@ class Imported:
 #: values it may hold in all: a training run's record is short, and the spec it makes
 #: must fit in a spec file (1 MB, a few thousand stages).
 MAX_RECORD_BYTES = 10_000_000
-MAX_LIST_ITEMS = 5_000
+MAX_LIST_ITEMS = 3_000
 MAX_RECORD_VALUES = 100_000
 #: The most digits of a whole number read (more than any count or size a spec allows).
 MAX_DIGITS = 30
@@ -122,13 +123,19 @@ def read_record(path: str | os.PathLike[str], source: str) -> tuple[Any, str]:
             raise RecordError(f"{label} is {what}; privspec never unpickles "
                                f"files (they can run code). {_EXPORT_HINT.get(source, '')}")
     try:
-        record = json.loads(raw.decode("utf-8"), parse_float=_json_float,
-                            parse_int=_json_int, parse_constant=_json_constant)
+        record = json_reader.loads(raw.decode("utf-8"), parse_float=_json_float,
+                                   parse_int=_json_int, parse_constant=_json_constant)
+    except json_reader.DuplicateKeyError as error:
+        raise RecordError(f"{label}: line {error.lineno} column {error.colno}: "
+                          f"{error.msg}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise RecordError(f"{label}: not JSON ({error}). "
                            f"{_EXPORT_HINT.get(source, '')}") from None
     except RecursionError:
         raise RecordError(f"{label}: nested too deeply to be a record") from None
+    except MemoryError:
+        raise RecordError(f"{label}: not enough memory to read its {len(raw):,} bytes; run "
+                          "privspec with more memory") from None
     _check_record(record, os.path.basename(label))
     return record, hashlib.sha256(raw).hexdigest()
 

@@ -3,21 +3,22 @@
 For a pull request, it finds the ``*.privspec.yaml`` / ``*.privspec.yml`` files that
 changed between the merge base of the base and head revisions (``git diff
 --name-status``), compares each with its version at the base (as ``privspec diff``
-does), checks the head versions against their budgets and the given limits (as
-``privspec check`` does), and builds one Markdown comment.  Specs are read from git at
-both revisions, so the working tree does not matter.  Writing the comment, the job
+does), checks the head versions against their budgets and the given limits and runs
+their ``audit:`` blocks (as ``privspec check`` does, by the same code), and builds one
+Markdown comment.  Specs, and the files they name (strategies, audits' scores), are read
+from git at both revisions, so the working tree does not matter.  Writing the comment, the job
 summary and the step outputs is the command's part (``privspec.cli.action``).
 """
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from privspec.errors import PrivspecError
 
 if TYPE_CHECKING:
+    from privspec.spec.models import Spec
     from privspec.workflows.budget import Limit, Outcome
     from privspec.workflows.diffing import SpecDiff
 
@@ -39,9 +40,11 @@ class Section:
     ``markdown/pull-request.md.j2``).
 
     ``status``: "modified", "added", "removed" or "invalid" (``problem`` says which:
-    "invalid spec" or "cannot evaluate"); ``details``: the diagnostics, the refusal, or
-    the comparison's Markdown; ``budget``: the budget's Markdown preface; ``summary``: the
-    one-line summary of a spec without a base version."""
+    "invalid spec", "invalid audit scores", "invalid base spec" or "cannot evaluate");
+    ``details``: the diagnostics, the refusal, or the comparison's Markdown; ``budget``:
+    the budget's Markdown preface; ``summary``: the one-line summary of a spec without a
+    base version; ``audit``: None when the spec names no scores, else the contradiction
+    its audit found ("" for none)."""
 
     path: str
     status: str
@@ -52,10 +55,22 @@ class Section:
     summary: str = ""
     diff: SpecDiff | None = None
     outcomes: list[Outcome] = field(default_factory=list)
+    audit: str | None = None
+
+    @property
+    def failures(self) -> list[str]:
+        """Each violated limit's message, then the audit's contradiction."""
+        return [o.message for o in self.outcomes if not o.ok] + (
+            [self.audit] if self.audit else [])
+
+    @property
+    def checked(self) -> bool:
+        """Whether there was anything to check: a limit or an audit."""
+        return bool(self.outcomes) or self.audit is not None
 
     @property
     def over_budget(self) -> bool:
-        return any(not outcome.ok for outcome in self.outcomes)
+        return bool(self.failures)
 
 
 def changed_specs(root: str, base: str, head: str) -> list[tuple[str | None, str | None]]:
@@ -102,33 +117,70 @@ def _short(root: str, revision: str) -> str:
     return done.stdout.decode("ascii").strip() if done.returncode == 0 else revision
 
 
-def _section(root: str, old_path: str | None, new_path: str | None,
-             base: tuple[str, str], head: tuple[str, str], limits: list[Limit]) -> Section:
-    """Compare one changed spec and check it. ``base`` and ``head`` are (revision, label)."""
-    from privspec.report.cache import evaluate
-    from privspec.report.escaping import markdown_code
+def _load(root: str, revision: tuple[str, str], path: str, which: str) -> Spec | Section:
+    """The spec ``path`` as committed at ``revision`` (revision, label), the files it
+    names read there too; else the Section that says why it cannot be (``which``:
+    "spec", or "base spec" for the version the pull request changes)."""
     from privspec.spec.diagnostics import SpecError, format_diagnostics
-    from privspec.spec.loader import load_spec_text
+    from privspec.workflows.git import DiffError, spec_at_revision
+
+    try:
+        return spec_at_revision(root, revision[0], path, revision[1])[0]
+    except SpecError as error:
+        return Section(path, "invalid", problem=f"invalid {which}",
+                       details=format_diagnostics(error.diagnostics, "gcc"))
+    except DiffError as error:
+        return Section(path, "invalid", problem=f"invalid {which}",
+                       details=f"{revision[1]}:{path}: error: {error}")
+
+
+def _audit(root: str, head: tuple[str, str], path: str, spec: Spec, args: Request
+           ) -> str | Section | None:
+    """The audit ``privspec check`` runs for the spec ``path`` at ``head`` (revision,
+    label), its score file read as committed there, within ``args``' budgets
+    (``spec_audit``'s result); else the Section that says why it cannot be run."""
+    from privspec.spec.diagnostics import SpecError, format_diagnostics
+    from privspec.workflows.audit import spec_audit
+    from privspec.workflows.git import revision_folder
+
+    try:
+        return spec_audit(spec, f"{head[1]}:{path}",
+                          folder=revision_folder(root, head[0], path, head[1]),
+                          memory_budget=args.memory_budget, time_budget=args.time_budget)
+    except SpecError as error:
+        return Section(path, "invalid", problem="invalid audit scores",
+                       details=format_diagnostics(error.diagnostics, "gcc"))
+    except PrivspecError as error:  # the evaluator's refusal
+        return Section(path, "invalid", problem="cannot evaluate", details=str(error))
+
+
+def _section(root: str, old_path: str | None, new_path: str | None, base: tuple[str, str],
+             head: tuple[str, str], limits: list[Limit], args: Request) -> Section:
+    """Compare one changed spec and check it (within ``args``' budgets). ``base`` and
+    ``head`` are (revision, label); a spec that exists at the base is compared with it,
+    or the section says why it cannot be (never "added")."""
+    from functools import partial
+
+    from privspec.report import cache
+    from privspec.report.escaping import markdown_code
     from privspec.workflows.budget import check_report, limits_for, stating
     from privspec.workflows.diffing import aligned, diff_reports, markdown_from_diff, report_summary
 
     if new_path is None:
         assert old_path is not None
         return Section(old_path, "removed")
-    from privspec.workflows.git import text_at_revision
-
-    head_label = f"{head[1]}:{new_path}"
-    try:
-        after = load_spec_text(text_at_revision(root, head[0], new_path), head_label)
-    except SpecError as error:
-        return Section(new_path, "invalid", problem="invalid spec",
-                       details=format_diagnostics(error.diagnostics, "gcc"))
+    after = _load(root, head, new_path, "spec")
+    if isinstance(after, Section):
+        return after
+    audit = _audit(root, head, new_path, after, args)
+    if isinstance(audit, Section):
+        return audit
+    before = None if old_path is None else _load(root, base, old_path, "base spec")
+    if isinstance(before, Section):
+        return replace(before, path=new_path, old_path=old_path)
     spec_limits = limits_for(after, limits)
-    before = None
-    if old_path is not None:
-        base_label = f"{base[1]}:{old_path}"
-        with contextlib.suppress(SpecError):  # else nothing to compare with (the comment says so)
-            before = load_spec_text(text_at_revision(root, base[0], old_path), base_label)
+    evaluate = partial(cache.evaluate, memory_budget=args.memory_budget,
+                       time_budget=args.time_budget)
     try:
         if before is not None:
             old, new = aligned(before, after, spec_limits)
@@ -137,21 +189,21 @@ def _section(root: str, old_path: str | None, new_path: str | None,
             after_report = evaluate(stating(after, spec_limits), spec_path=new_path)
     except PrivspecError as error:  # the evaluator's refusal
         return Section(new_path, "invalid", problem="cannot evaluate", details=str(error))
-    outcomes = check_report(after_report, spec_limits)
+    checked = Section(new_path, "added", outcomes=check_report(after_report, spec_limits),
+                      audit=audit)
     from privspec.report.render import render_markdown
 
-    budget_text = render_markdown("markdown/budget.md.j2", path=new_path, checked=bool(outcomes),
-                                  failed=[o.message for o in outcomes if not o.ok])
+    budget_text = render_markdown("markdown/budget.md.j2", path=new_path,
+                                  checked=checked.checked, failed=checked.failures)
     if before is None:
-        return Section(new_path, "added", old_path=old_path, budget=budget_text,
-                       summary=report_summary(after_report), outcomes=outcomes)
-    diff = diff_reports(before, after, before_report, after_report, before_label=base_label,
-                        after_label=head_label)
+        return replace(checked, budget=budget_text, summary=report_summary(after_report))
+    diff = diff_reports(before, after, before_report, after_report,
+                        before_label=f"{base[1]}:{old_path}", after_label=f"{head[1]}:{new_path}")
     moved = (f" (renamed from {markdown_code(old_path)})"
              if old_path is not None and old_path != new_path else "")
-    return Section(new_path, "modified", old_path=old_path,
+    return replace(checked, status="modified", old_path=old_path,
                    details=markdown_from_diff(diff, heading_note=moved, preface=budget_text),
-                   diff=diff, outcomes=outcomes)
+                   diff=diff)
 
 
 def comment_length(text: str) -> int:
@@ -171,7 +223,7 @@ def comment_from_sections(sections: list[Section], base: str, head: str, *,
         "markdown/pull-request.md.j2", marker=COMMENT_MARKER, base=base, head=head,
         sections=sections, over=sum(s.over_budget for s in sections),
         invalid=sum(s.status == "invalid" for s in sections),
-        checked=any(s.outcomes for s in sections), limit=limit,
+        checked=any(s.checked for s in sections), limit=limit,
         listed=len(sections) if listed is None else listed)
 
 
@@ -204,6 +256,8 @@ class Request:
     max_advantage: float | None = None
     require_tier1: bool = False
     fail_on_weaker: bool = False
+    memory_budget: float | None = None  # GiB, overriding each spec's own (None: theirs)
+    time_budget: float | None = None  # seconds, the same
 
 
 @dataclass(frozen=True)
@@ -241,7 +295,7 @@ def run(args: Request) -> ActionResult:
     merge_base = _merge_base(root, args.base, args.head)
     base = (merge_base, _short(root, merge_base))
     head = (args.head, _short(root, args.head))
-    sections = [_section(root, old, new, base, head, limits)
+    sections = [_section(root, old, new, base, head, limits, args)
                 for old, new in changed_specs(root, merge_base, args.head)]
     whole = comment_from_sections(sections, base[1], head[1])
     comment = fitted_comment(sections, base[1], head[1], whole)

@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -165,6 +166,17 @@ def points(data: dict[str, Any], axes: Sequence[Axis],
     return out
 
 
+def sweep_key(data: dict[str, Any], axes: Sequence[Axis],
+              budgets: tuple[float | None, float | None]) -> str:
+    """The name of a sweep's results, which its journal's rows carry: a SHA-256 of the
+    spec's data, the varied fields and their values, the budgets and what the report
+    cache adds (privspec's version and sources, the numerical stack's versions)."""
+    from privspec.report.store import entry_name
+
+    return entry_name({"sweep": data, "budgets": list(budgets),
+                       "vary": [[axis.name, list(axis.values)] for axis in axes]})
+
+
 def evaluate_point(point: Point, budgets: tuple[float | None, float | None],
                    cache: bool = True) -> dict[str, Any]:
     """The row of ``point`` (run in a worker process): its figures, or its refusal."""
@@ -198,6 +210,70 @@ def row(point: Point, report: Report | None, refusal: str | None = None) -> dict
             "epsilons": [[e.delta, e.epsilon] for e in report.epsilons],
             "caveats": [w.code for w in report.warnings], "spec_sha256": report.spec_sha256,
             "refusal": None}
+
+
+#: A row's fields, in the order ``row`` writes them.
+ROW_FIELDS = ("point", "values", "key", "status", "mu", "regret", "tier", "advantage",
+              "epsilons", "caveats", "spec_sha256", "refusal")
+#: The slack of ``is_row_of``'s consistency check: the largest floor τ a report may use
+#: (its μ is claimed as f ≥ G_μ − τ: ``report.assembly.LARGEST_FLOOR``, 10⁻³), and the
+#: most a closed-form μ within ``BOUND_MARGIN`` (0.1 %) below the numerical one moves
+#: 2Φ(μ/2) − 1 under the numerical advantage (10⁻³ · max μφ(μ/2) < 5·10⁻⁴), rounded up.
+CONSISTENCY_SLACK = 2e-3
+_CAVEAT_CODE = re.compile(r"[a-z0-9-]{1,60}/[a-z0-9-]{1,60}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _in_range(value: Any, high: float = math.inf) -> bool:
+    """Whether ``value`` is a finite number (not a bool) from 0 to ``high``."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 <= value <= high)
+
+
+def _epsilon_allows(epsilon: float, delta: float) -> float:
+    """The largest advantage TPR − FPR that (ε, δ)-DP allows: (e^ε − 1 + 2δ)/(e^ε + 1)."""
+    return 1.0 if epsilon > 700 else 1.0 - 2 * (1 - delta) / (math.exp(epsilon) + 1)
+
+
+def _figures_fit(entry: dict[str, Any]) -> bool:
+    """Whether an ``ok`` row's figures are of the right types and ranges and agree with
+    each other: no tier 1 without μ, no regret without μ, and an advantage no larger than
+    μ-GDP and each (ε, δ) allow (up to ``CONSISTENCY_SLACK``)."""
+    mu, regret, advantage = entry["mu"], entry["regret"], entry["advantage"]
+    pairs = entry["epsilons"]
+    if not (_in_range(advantage, 1.0) and type(entry["tier"]) is int and entry["tier"] in (1, 2)
+            and entry["refusal"] is None
+            and ((mu is None and regret is None and entry["tier"] == 2)
+                 or (_in_range(mu) and _in_range(regret, 1.0)))
+            and isinstance(pairs, list) and isinstance(entry["caveats"], list)
+            and all(isinstance(code, str) and _CAVEAT_CODE.fullmatch(code)
+                    for code in entry["caveats"])
+            and isinstance(entry["spec_sha256"], str) and _SHA256.fullmatch(entry["spec_sha256"])
+            and all(isinstance(pair, list) and len(pair) == 2 and _in_range(pair[0], 1.0)
+                    and (pair[1] is None or _in_range(pair[1])) for pair in pairs)):
+        return False
+    allowed = [_epsilon_allows(epsilon, delta) for delta, epsilon in pairs if epsilon is not None]
+    if mu is not None:
+        allowed.append(math.erf(mu / (2 * math.sqrt(2))))  # 2Φ(μ/2) − 1
+    return all(advantage <= bound + CONSISTENCY_SLACK for bound in allowed)
+
+
+def is_row_of(entry: Any, point: Point) -> bool:
+    """Whether ``entry`` (read from a journal) is a row ``row`` could have made for
+    ``point``: its fields, point, values (of the same types) and key; a refusal, or
+    figures that pass ``_figures_fit``."""
+    if not (isinstance(entry, dict) and tuple(entry) == ROW_FIELDS
+            and type(entry["point"]) is int and entry["point"] == point.index
+            and entry["key"] == point.key and isinstance(entry["values"], list)
+            and [(type(v), v) for v in entry["values"]]
+            == [(type(v), v) for v in point.values]):
+        return False
+    if entry["status"] == "refused":
+        return (all(entry[name] is None for name in ("mu", "regret", "tier", "advantage",
+                                                     "spec_sha256"))
+                and entry["epsilons"] == [] and entry["caveats"] == []
+                and isinstance(entry["refusal"], str) and entry["refusal"] != "")
+    return entry["status"] == "ok" and _figures_fit(entry)
 
 
 def row_json(finished: dict[str, Any]) -> str:

@@ -3,22 +3,25 @@ do the scheduling), each finished row appended to a journal so that a stopped sw
 resumes with only what is missing.
 
 The journal is JSON lines: a header naming the sweep, then one row per finished point,
-each flushed and synced to disk before the next.  A torn last line (a run killed while
-writing it) is ignored; a row whose point key no longer matches the grid (the spec,
-the budgets or privspec changed) is computed again.
+each flushed and synced to disk before the next, each with the sweep's key and a
+checksum.  A torn last line (a run killed while writing it) is ignored; a row that is
+not of this sweep, does not match its checksum or is not a sound row of a point of the
+grid is computed again (``Journal`` says what this protects against).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import multiprocessing
 import os
-from collections.abc import Iterator, Sequence
-from typing import IO, Any, ClassVar
+import stat
+from collections.abc import Generator, Iterator, Sequence
+from typing import IO, Any
 
-from privspec.workflows.sweep import Point, evaluate_point, row_json
+from privspec.workflows.sweep import Point, evaluate_point, is_row_of, row_json
 
 #: Set in each pool worker before it imports numpy: one BLAS and OpenMP thread per
 #: worker, so that the workers do not fight over the cores (the pool is the parallelism).
@@ -49,39 +52,94 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+class JournalError(ValueError):
+    """A file to resume from that is not a sweep journal (nor empty), or not a regular
+    file: it is left as it is."""
+
+
 class Journal:
-    """The rows finished so far, appended to ``path`` as they finish."""
+    """The rows finished so far, by point index, appended to ``path`` as they finish.
 
-    HEADER: ClassVar[dict[str, int]] = {"privspec sweep journal": 1}
+    Each line after the header is a row with the sweep's key (``sweep_key``) and a
+    SHA-256 of the rest (``_sealed``).  Resuming reads at most one line per point (and
+    a header and a torn line), each at most ``MAX_LINE`` bytes, from a regular file only
+    (never blocking on a FIFO or a device), and keeps a row only when it carries this
+    sweep's key, its checksum matches, it is a row ``row`` could have made for a point
+    of the grid (``is_row_of``: fields, types, ranges, the point's key and values) and
+    its figures agree with each other (the advantage no more than μ and each (ε, δ)
+    allow).  The others are counted in ``unused`` and their points computed again.
 
-    def __init__(self, path: str, resume: bool) -> None:
-        self.path = path
-        self.rows: dict[str, dict[str, Any]] = {}
-        if resume:
-            self.rows = self._read()
+    What this protects against: a torn, truncated or corrupted file, a journal of
+    another sweep (spec, varied values, budgets, privspec or numerical stack changed),
+    rows from an older privspec, and an edit of one figure alone (a μ lowered below
+    what the row's advantage or ε(δ) shows).  It does not protect against someone who
+    may write the journal and recomputes the checksum over figures changed together:
+    such a person may as well write the report cache or privspec itself.
+    """
+
+    HEADER = "privspec sweep journal"
+    FORMAT = 2
+    #: The longest line read (a row is well under it: a few hundred bytes, a refusal's
+    #: text a few thousand; a longer line is not used).
+    MAX_LINE = 1 << 16
+
+    def __init__(self, path: str, sweep: str, resume: Sequence[Point] | None = None) -> None:
+        self.path, self.sweep = path, sweep
+        self.rows: dict[int, dict[str, Any]] = {}
+        self.unused = 0
+        if resume is not None:
+            self._read(resume)
         # Started again beside it and renamed over it: a run killed now loses no row.
-        self.handle: IO[str] = open(path + ".new", "w", encoding="utf-8")  # noqa: SIM115
-        self._append(self.HEADER, *self.rows.values())
+        # (Whatever was at FILE.new is replaced, never written through: a symbolic link
+        # there is not followed.)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + ".new")
+        created = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        self.handle: IO[str] = os.fdopen(created, "w", encoding="utf-8")
+        self._append({self.HEADER: self.FORMAT, "sweep": sweep},
+                     *(self._sealed(finished) for finished in self.rows.values()))
         os.replace(path + ".new", path)
 
-    def _read(self) -> dict[str, dict[str, Any]]:
-        """The rows of an earlier run (none if the file is missing or is not a journal)."""
-        try:
-            with open(self.path, encoding="utf-8") as handle:
-                lines = handle.read().split("\n")
-        except (OSError, UnicodeDecodeError):
-            return {}
-        rows: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(lines):
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue  # the torn last line of a killed run
-            if number == 0 and entry != self.HEADER:
-                return {}
-            if number > 0 and isinstance(entry, dict) and isinstance(entry.get("key"), str):
-                rows[entry["key"]] = entry
-        return rows
+    def _read(self, grid: Sequence[Point]) -> None:
+        """Keep the rows of an earlier run of this sweep (none if the file is missing);
+        JournalError for a file that is not a journal."""
+        by_key = {point.key: point for point in grid}
+        lines = _lines(self.path, len(grid) + 2, self.MAX_LINE)
+        header = next(lines, None)
+        if header is None:
+            return  # missing or empty
+        entry = _parsed(header)
+        if not (isinstance(entry, dict) and self.HEADER in entry):
+            lines.close()
+            raise JournalError(f"{self.path}:1: not a privspec sweep journal (its first line "
+                               "is not a journal's header); give another --journal, or "
+                               "remove the file")
+        ours = entry == {self.HEADER: self.FORMAT, "sweep": self.sweep}
+        for line in lines:
+            finished = self._unsealed(line) if ours else None
+            point = None if finished is None else by_key.get(str(finished.get("key")))
+            if (finished is not None and point is not None and point.index not in self.rows
+                    and is_row_of(finished, point)):
+                self.rows[point.index] = finished
+            elif line.endswith(b"\n"):  # (not the torn last line of a killed run)
+                self.unused += 1
+
+    def _sealed(self, finished: dict[str, Any]) -> dict[str, Any]:
+        """``finished`` with the sweep's key and the checksum of both."""
+        bound = {**finished, "sweep": self.sweep}
+        return {**bound, "checksum": _checksum(bound)}
+
+    def _unsealed(self, line: bytes) -> dict[str, Any] | None:
+        """The row of a journal line that carries this sweep's key and a matching
+        checksum, else None."""
+        entry = _parsed(line)
+        if not isinstance(entry, dict) or entry.get("sweep") != self.sweep:
+            return None
+        checksum = entry.pop("checksum", None)
+        if checksum is None or checksum != _checksum(entry):
+            return None
+        del entry["sweep"]
+        return entry
 
     def _append(self, *entries: dict[str, Any]) -> None:
         """Write ``entries``, one line each, and sync them to disk."""
@@ -91,22 +149,55 @@ class Journal:
 
     def add(self, finished: dict[str, Any]) -> None:
         """Keep a finished row (on disk before this returns)."""
-        self.rows[finished["key"]] = finished
-        self._append(finished)
+        self.rows[finished["point"]] = finished
+        self._append(self._sealed(finished))
 
     def close(self) -> None:
         self.handle.close()
 
 
-def kept_rows(journal: Journal, grid: Sequence[Point]) -> dict[int, dict[str, Any]]:
-    """The journal's rows that answer points of ``grid`` (the same key and values: the
-    same data, budgets and privspec), by point index."""
-    kept = {}
-    for point in grid:
-        finished = journal.rows.get(point.key)
-        if finished is not None and finished.get("values") == list(point.values):
-            kept[point.index] = {**finished, "point": point.index}
-    return kept
+def _lines(path: str, most: int, longest: int) -> Generator[bytes, None, None]:
+    """The first ``most`` lines of the regular file at ``path`` (none if it is missing),
+    up to a line longer than ``longest`` bytes (given as an empty line, and nothing read
+    beyond it); JournalError when it is not a regular file.  Opened without blocking, so
+    that a FIFO or a device is refused, not waited on."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                             | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise JournalError(f"{path}: cannot read the journal: {error.strerror}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise JournalError(f"{path}: not a regular file; a journal is one")
+        for _ in range(most):
+            line = handle.readline(longest + 1)
+            if len(line) > longest:
+                yield b"\n"  # not used, and the journal not read beyond it
+                return
+            if not line:
+                return
+            yield line
+
+
+def _parsed(line: bytes) -> Any:
+    """The JSON value of ``line``, or None when it is not JSON (or too deeply nested)."""
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _checksum(entry: dict[str, Any]) -> str | None:
+    """SHA-256 of ``entry``'s canonical JSON as UTF-8 (None when it holds what JSON or
+    UTF-8 cannot write: a NaN, a lone surrogate)."""
+    try:
+        text = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except ValueError:  # (UnicodeEncodeError is one)
+        return None
 
 
 def _worker_started() -> None:

@@ -4,13 +4,12 @@ banded matrix factorization), accounted from its strategy's sensitivity."""
 from __future__ import annotations
 
 import functools
-import math
 from typing import Annotated
 
 from pydantic import Field, ValidationInfo, model_validator
 
 from privspec.spec.base import (
-    SPEC_FILE,
+    NAMED_FILES,
     Count,
     PositiveFloat,
     Probability,
@@ -24,12 +23,12 @@ from privspec.spec.kind import Kind, Words
 from privspec.spec.matrix_file import MAX_MATRIX_STEPS, checked_size, load_matrix, matrix_size
 from privspec.spec.named_file import NamedFileError
 from privspec.spec.strategies import (
+    MAX_ENTRY,
     MAX_TREE_WORK,
     Columns,
     Sensitivity,
     disjoint_columns,
     matrix_sensitivity,
-    toeplitz_column_square,
     toeplitz_sensitivity,
     tree_sensitivity,
     tree_work,
@@ -38,7 +37,8 @@ from privspec.spec.strategies import (
 #: Most diagonals a banded Toeplitz strategy may list.
 MAX_BANDS = 10_000
 
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+#: A strategy's coefficient: within the range its sensitivity is computed in.
+Coefficient = Annotated[float, Field(ge=-MAX_ENTRY, le=MAX_ENTRY, allow_inf_nan=False)]
 
 
 class Tree(_Strict):
@@ -58,7 +58,7 @@ class BandedToeplitz(_Strict):
     """A lower-triangular banded Toeplitz strategy C (BandMF: Choquette-Choo et al. 2023,
     arXiv:2306.08153): C_ij = coefficients[i − j] for 0 ≤ i − j < bands, 0 elsewhere."""
 
-    coefficients: Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_BANDS)] = Field(
+    coefficients: Annotated[list[Coefficient], Field(min_length=1, max_length=MAX_BANDS)] = Field(
         description="The strategy's diagonals, the main one first (bands = how many). As "
         "the mechanism runs them: jax_privacy normalises them to a largest column norm of 1, "
         "and the noise multiplier is then relative to that; privspec takes them as given, "
@@ -89,7 +89,8 @@ class MatrixFile(_Strict):
     file: Annotated[str, Field(min_length=1, max_length=300)] = Field(
         description="The file, relative to the spec's directory and inside it: a NumPy "
         f".npy array of float64 or float32, or CSV (one row a line, commas between values, "
-        f"no header); n ≤ {MAX_MATRIX_STEPS:,}.")
+        f"no header); n ≤ {MAX_MATRIX_STEPS:,}, each entry at most {MAX_ENTRY:g} in "
+        "magnitude.")
     sha256: Annotated[str, Field(pattern="^[0-9a-f]{64}$")] = Field(
         description="The file's SHA-256 (lower-case hex, as sha256sum prints it): the spec "
         "names its exact content, and a different file is refused.")
@@ -97,7 +98,7 @@ class MatrixFile(_Strict):
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> MatrixFile:
         try:
-            matrix_size(self.file, self.sha256, (info.context or {}).get(SPEC_FILE))
+            matrix_size(self.file, self.sha256, (info.context or {}).get(NAMED_FILES))
         except NamedFileError as error:
             field = "sha256" if error.about == "sha256" else "file"
             raise_if([conflict(field, str(error), getattr(self, field))], "MatrixFile")
@@ -213,7 +214,7 @@ class MatrixFactorization(_Strict):
             return _file_sensitivity(self.strategy.matrix, 1, 1).value
         toeplitz = self.strategy.banded_toeplitz
         assert toeplitz is not None
-        return math.sqrt(toeplitz_column_square(tuple(toeplitz.coefficients), self.steps, 0))
+        return toeplitz_sensitivity(tuple(toeplitz.coefficients), self.steps).value
 
     def orthogonal_apart(self, block: int) -> bool:
         """Whether participations ``block`` steps apart add orthogonal vectors: a banded
