@@ -12,12 +12,15 @@ reading.  The body is the report's fields as JSON, the caveats' values included
 JSON or fields do not match is not trusted either: the report is evaluated again.
 
 What is protected: the store reads no entry from a directory another user could have
-written (``report/store.py``), and a report read is trusted only when its μ, advantage,
-curve, table and ε(δ) agree with each other (``report/consistency.py``: a μ, an
-advantage or an ε too small for the report's own curve, a damaged or foreign entry);
-otherwise it is evaluated again and replaced.  What is not: a report forged whole,
-every figure consistent, in the user's own directory, by someone who can write the
-user's files (and so privspec itself).
+written, nor one through a symbolic link (``report/store.py``); a report read is
+trusted only when it is the spec's (its SHA-256) and its μ, advantage, curve, table and
+ε(δ) agree with each other and reach what the spec's releases alone force
+(``report/consistency.py``: a μ, an advantage or an ε too small, a damaged or foreign
+entry); otherwise it is evaluated again and replaced.  What is not: a report forged
+whole, every figure consistent and above the spec's lower bound, in the user's own
+directory, by someone who can write the user's files (and so privspec itself); the
+figures no headline figure determines (risk rows, group table, a stage's μ, an audit)
+and drawn figures rest on the directory's checks alone.
 """
 
 from __future__ import annotations
