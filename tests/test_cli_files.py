@@ -4,6 +4,7 @@ process is killed between two renames."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -152,3 +153,31 @@ def test_an_output_that_is_a_link_is_replaced_not_followed(
     assert (tmp_path / "link").read_text(encoding="utf-8").startswith("{")
     assert (tmp_path / "target").read_text(encoding="utf-8") == "kept"
     assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+@pytest.mark.parametrize("whose", ["another user's", "writable by others"])
+def test_a_transaction_someone_else_could_have_made_is_never_finished(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whose: str) -> None:
+    """In a shared folder, a planted 'abandoned write' would rename a stranger's file
+    over the user's: it is left alone (root in the sandbox gives it away with chown)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.privspec.yaml").write_text(SPEC, encoding="utf-8")
+    victim = tmp_path / "notes.md"
+    victim.write_text("mine\n", encoding="utf-8")
+    planted = tmp_path / ".privspec-tmp-planted"
+    planted.mkdir()
+    (planted / "lock").write_bytes(b"")
+    (planted / "0").write_text("a stranger's\n", encoding="utf-8")
+    found = os.lstat(victim)
+    (planted / "manifest.json").write_text(json.dumps({"files": [{
+        "staged": "0", "name": "notes.md",
+        "before": [found.st_ino, found.st_size, found.st_mtime_ns]}]}), encoding="utf-8")
+    if whose == "another user's":
+        for path in (planted, *planted.iterdir()):
+            os.chown(path, 54_321, -1)
+    else:
+        planted.chmod(0o777)
+    assert main(["render", "s.privspec.yaml", "-f", "json", "-o", "s.json"]) == 0
+    assert victim.read_text(encoding="utf-8") == "mine\n"
+    assert (planted / "0").exists()

@@ -14,8 +14,9 @@ app = typer.Typer(name="cache", no_args_is_help=True, add_completion=False,
                   help="The report cache: every command keeps the report it evaluated, so "
                   "that the next one on an unchanged spec reads it instead (in "
                   "$PRIVSPEC_CACHE_DIR, else $XDG_CACHE_HOME/privspec or ~/.cache/privspec; "
-                  "least recently used reports beyond 200 MiB are removed). --no-cache or "
-                  "PRIVSPEC_NO_CACHE=1 bypasses it.")
+                  "least recently used reports beyond 200 MiB are removed; a directory another "
+                  "user owns or may write is not used). --no-cache or PRIVSPEC_NO_CACHE=1 "
+                  "bypasses it.")
 
 
 def _size(size: int) -> str:
@@ -36,12 +37,15 @@ def _usage_or_exit(command: str, clear: bool) -> Usage:
 
 @app.command()
 def info() -> None:
-    """Print where the cache is, how many reports it holds and their size."""
+    """Print where the cache is, how many reports it holds and their size, and why it
+    is not used when another user owns or may write its directory."""
     from privspec.report.store import MAX_BYTES
 
     usage = _usage_or_exit("info", clear=False)
     typer.echo(f"directory: {usage.directory}\nreports: {usage.entries}\n"
                f"size: {_size(usage.size)} (at most {_size(MAX_BYTES)})")
+    if usage.untrusted is not None:
+        typer.echo(f"not used: {usage.untrusted}")
 
 
 @app.command()

@@ -12,9 +12,9 @@ between two renames leaves old and new files side by side (``render --check`` re
 them as stale) and its manifest: the next privspec write into that directory first
 finishes those renames (skipping a file someone changed since) and removes every
 abandoned transaction, so no temporary file outlives the next run.  Only the user's own
-transactions are touched (another user's, in a shared folder, is left alone), and a
-manifest that is not one as privspec writes them (not a regular file, too long, other
-fields) is taken as no commit.
+transactions are touched (another user's, or one others may write, in a shared folder,
+is left alone), and a manifest that is not one as privspec writes them (not a regular
+file, too long, other fields) is taken as no commit.
 """
 
 from __future__ import annotations
@@ -171,9 +171,12 @@ def recover_abandoned_writes(directory: str) -> None:
 
 
 def _recover(directory: str, transaction: str) -> None:
-    """Finish or remove one abandoned transaction (one of this user's: another's, in a
-    shared directory, is left alone, never renamed over this user's files)."""
-    if os.lstat(transaction).st_uid != os.getuid():
+    """Finish or remove one abandoned transaction (one of this user's: another's, or one
+    others may write, in a shared directory, is left alone, never renamed over this
+    user's files)."""
+    from privspec.report.store import untrusted
+
+    if untrusted(os.lstat(transaction)) is not None:
         return
     try:
         lock = os.open(os.path.join(transaction, _LOCK), os.O_RDWR | _NOT_A_DEVICE)

@@ -43,6 +43,7 @@ from privspec.numerics.gdp import (
 from privspec.numerics.group_privacy import group_curve, group_curves
 from privspec.numerics.risk import ExactCurve, GaussianCurve
 from privspec.report import formatting as fmt
+from privspec.report.consistency import BOUND_MARGIN
 from privspec.report.describe import summarize_mechanism
 from privspec.report.model import (
     GDP,
@@ -379,9 +380,6 @@ EXACT_GAUSSIAN_METHOD = ("closed form: plain Gaussian releases compose to exactl
 BOUND_METHOD = ("closed-form bound: each release is μᵢ-GDP (Gaussians Δ/σ, ε-DP releases "
                 "2Φ⁻¹(e^ε/(1 + e^ε)), sampling ignored), and μ² add up (Dong, Roth & Su "
                 "2022, Cor. 3.3)")
-#: The closed-form bound replaces a numerical μ it undercuts by more than this (relative):
-#: within it the numerical curve, which keeps the mechanism's own shape, is reported.
-BOUND_MARGIN = 1e-3
 
 
 def gaussian_report(model: Spec, mu: float, accounted: Accounted, path: str | None,

@@ -10,6 +10,17 @@ the spec file is except its ``spec_path``, which is not stored and is filled in 
 reading.  The body is the report's fields as JSON, the caveats' values included
 (``Report.model_dump_json`` leaves them out) and floats written exactly; a body whose
 JSON or fields do not match is not trusted either: the report is evaluated again.
+
+What is protected: the store reads no entry from a directory another user could have
+written, nor one through a symbolic link (``report/store.py``); a report read is
+trusted only when it is the spec's (its SHA-256) and its μ, advantage, curve, table and
+ε(δ) agree with each other and reach what the spec's releases alone force
+(``report/consistency.py``: a μ, an advantage or an ε too small, a damaged or foreign
+entry); otherwise it is evaluated again and replaced.  What is not: a report forged
+whole, every figure consistent and above the spec's lower bound, in the user's own
+directory, by someone who can write the user's files (and so privspec itself); the
+figures no headline figure determines (risk rows, group table, a stage's μ, an audit)
+and drawn figures rest on the directory's checks alone.
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ def evaluate(spec: Spec | str | os.PathLike[str] | dict[str, Any], *,
         spec = load_spec(spec)
     options = {name: value for name, value in options.items() if value is not None}
     entry_key = key(spec, options) if cache and entries.enabled() else None
-    report = None if entry_key is None else load(entry_key, spec_path)
+    report = None if entry_key is None else load(entry_key, spec_path, spec)
     if report is not None and not (groups and spec.records_per_unit > 1 and not report.groups):
         return report
     from privspec.report import evaluation
@@ -64,11 +75,14 @@ def key(spec: Spec, options: Mapping[str, Any]) -> str:
                                "written": spec.model_dump(mode="json", exclude_unset=True)})
 
 
-def load(entry_key: str, spec_path: str | None) -> Report | None:
+def load(entry_key: str, spec_path: str | None, spec: Spec | None = None) -> Report | None:
     """The report stored under ``entry_key`` (with ``spec_path``), or None when there is
-    none or it is not a report of this privspec."""
+    none, it is not a report of this privspec or (given) of ``spec``, or its figures
+    contradict each other or what the spec's releases alone force
+    (``report/consistency.py``)."""
     from pydantic import ValidationError
 
+    from privspec.report.consistency import inconsistency
     from privspec.report.model import Report
 
     body = entries.read(entry_key)
@@ -77,6 +91,10 @@ def load(entry_key: str, spec_path: str | None) -> Report | None:
     try:
         report = Report.model_validate(json.loads(body))
     except (ValueError, ValidationError, RecursionError):
+        return None
+    if spec is not None and report.spec_sha256 != spec_sha256(spec):
+        return None  # another spec's
+    if inconsistency(report, spec) is not None:
         return None
     return report.model_copy(update={"spec_path": spec_path})
 

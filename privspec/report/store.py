@@ -11,6 +11,20 @@ and writing one removes the least recently used entries beyond ``MAX_BYTES``.  A
 directory that cannot be read or written never fails a command: it runs without the
 store, with at most one warning line.
 
+A checksum is no signature: whoever can write the directory can write an entry that
+passes it.  So the store reads and writes nothing in a directory someone else could
+write (``untrusted``): its folder (resolved, symbolic links followed) must belong to the
+user (or root) and be writable by no one else, and so must every folder above it, except
+that a folder above may be writable by others when it is sticky (``/tmp``: no one else
+can rename or remove what the user made in it); a folder writable by its group is
+trusted when that group is the user's own (the user's primary group, named as the user,
+with no other member listed).  An entry must be a regular file, not a symbolic link,
+that the user (or root) owns and no one else may write.  This protects against other
+users' folders and entries; someone who can write the user's own files can change
+privspec itself.  Where there are no POSIX owners (Windows) only the entry's kind is
+checked.  ``report/cache.py`` further checks a report's figures (against each other and
+its spec); a drawn figure's bytes are trusted on where they are kept alone.
+
 Where: ``PRIVSPEC_CACHE_DIR``, else ``$XDG_CACHE_HOME/privspec``, else
 ``~/.cache/privspec`` (entries in its ``reports/``).  ``PRIVSPEC_NO_CACHE=1``, the
 command line's ``--no-cache`` (``bypassed``) and ``privspec.evaluate(…, cache=False)``
@@ -135,34 +149,99 @@ def report_json(report: Report) -> bytes:
                       separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def read(entry_key: str) -> bytes | None:
-    """The body of the entry ``entry_key`` (touched: recently used), or None unless its
-    header names this layout and key and its checksum is right."""
+class UntrustedError(PermissionError):
+    """Why the store's directory or an entry may hold what someone else wrote."""
+
+    def __str__(self) -> str:
+        return f"{self.filename} {self.strerror}, so its reports cannot be trusted"
+
+
+def _user() -> int | None:
+    """The user's (effective) id; None where there are no POSIX owners."""
+    user = getattr(os, "geteuid", None)
+    return None if user is None else int(user())
+
+
+def _own_group(group: int, user: int) -> bool:
+    """Whether ``group`` is the user's own (a user-private group): its primary group,
+    named as the user, listing no other member."""
     try:
-        path = directory() / f"{entry_key}{_SUFFIX}"
-        header_line, newline, body = _regular_file_bytes(path, MAX_BYTES).partition(b"\n")
+        import grp
+        import pwd
+
+        account, found = pwd.getpwuid(user), grp.getgrgid(group)
+    except (ImportError, KeyError):
+        return False
+    return (group == account.pw_gid and found.gr_name == account.pw_name
+            and set(found.gr_mem) <= {account.pw_name})
+
+
+def untrusted(info: os.stat_result, above: bool = False) -> str | None:
+    """Why what ``info`` describes may hold what another user wrote, or None: it belongs
+    to another user than the user or root, or another user may write it (a folder
+    ``above`` the store's may when it is sticky)."""
+    user = _user()
+    if user is None:
+        return None
+    if info.st_uid not in (user, 0):
+        return "belongs to another user"
+    shared = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if above and info.st_mode & stat.S_ISVTX:
+        shared = 0
+    if shared & stat.S_IWOTH:
+        return "is writable by other users"
+    if shared and not _own_group(info.st_gid, user):
+        return "is writable by its group"
+    return None
+
+
+def _trusted_folder() -> Path:
+    """The entries' directory, resolved, once it and every folder above it are trusted
+    (``untrusted``, from the top down); ``UntrustedError`` saying why not, another OSError
+    (``FileNotFoundError``) where a folder is missing."""
+    folder = Path(os.path.realpath(directory()))
+    for path in reversed((folder, *folder.parents)):
+        info = os.stat(path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
+        why = untrusted(info, above=path != folder)
+        if why is not None:
+            raise UntrustedError(errno.EPERM, why, str(path))
+    return folder
+
+
+def _entry_bytes(path: Path, most: int) -> bytes:
+    """The bytes of the entry at ``path`` (touched: recently used), once it is a regular
+    file, not a symbolic link, of at most ``most`` bytes, that no one but the user may
+    have written (a FIFO or a device is not waited on or read without end: opened
+    without blocking or following a link)."""
+    if not hasattr(os, "O_NOFOLLOW") and path.is_symlink():
+        raise UntrustedError(errno.ELOOP, "is a symbolic link", str(path))
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    with open(os.open(path, flags | getattr(os, "O_BINARY", 0)), "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > most or untrusted(info):
+            raise UntrustedError(errno.EPERM, "is not an entry of the user's", str(path))
+        data = file.read(most + 1)
+        with contextlib.suppress(OSError):  # a read-only cache still answers
+            os.utime(file.fileno() if os.utime in os.supports_fd else path)
+    return data
+
+
+def read(entry_key: str) -> bytes | None:
+    """The body of the entry ``entry_key`` (touched: recently used), or None unless the
+    directory and the entry are trusted (``untrusted``) and its header names this layout
+    and key and its checksum is right."""
+    try:
+        data = _entry_bytes(_trusted_folder() / f"{entry_key}{_SUFFIX}", MAX_BYTES)
+        header_line, newline, body = data.partition(b"\n")
         header = json.loads(header_line)
     except (OSError, ValueError, RecursionError):  # JSON errors are ValueErrors
         return None
     if not newline or header != {"format": ENTRY_FORMAT, "key": entry_key,
                                  "sha256": hashlib.sha256(body).hexdigest()}:
         return None
-    with contextlib.suppress(OSError):  # a read-only cache still answers
-        os.utime(path)
     return body
-
-
-def _regular_file_bytes(path: Path, most: int) -> bytes:
-    """The bytes of the regular file at ``path``; OSError for anything else (a FIFO or a
-    device is not waited on or read without end: opened without blocking or following
-    a link) or a file over ``most`` bytes."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                         | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        found = os.fstat(descriptor)
-        if not stat.S_ISREG(found.st_mode) or found.st_size > most:
-            raise OSError(errno.EINVAL, "not an entry", str(path))
-        return handle.read(most + 1)
 
 
 def write(entry_key: str, body: bytes) -> None:
@@ -170,20 +249,32 @@ def write(entry_key: str, body: bytes) -> None:
     header = {"format": ENTRY_FORMAT, "key": entry_key, "sha256": hashlib.sha256(body).hexdigest()}
     temporary: str | None = None
     try:
-        folder = directory()
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's alone
+        try:
+            folder = _trusted_folder()  # nothing kept where it would not be read
+        except FileNotFoundError:  # made below folders found trusted, the user's alone
+            _make(directory())
+            folder = _trusted_folder()
         handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=folder)
         with os.fdopen(handle, "wb") as file:
             file.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
         os.replace(temporary, folder / f"{entry_key}{_SUFFIX}")
         temporary = None
-        trim(MAX_BYTES)
+        trim(MAX_BYTES, folder)
     except OSError as error:
         _warn_once(error)
     finally:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+def _make(folder: Path) -> None:
+    """Make ``folder`` and any missing folder above it, each the user's alone (a folder
+    others may write is never trusted)."""
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
 
 
 def drawn(what: str, report: Report, form: str, draw: Callable[[], bytes]) -> bytes:
@@ -201,21 +292,26 @@ def drawn(what: str, report: Report, form: str, draw: Callable[[], bytes]) -> by
 
 
 def _warn_once(error: OSError) -> None:
-    """One line on stderr, the first time the cache cannot be written: why."""
+    """One line on stderr, the first time the cache cannot be written or is not
+    trusted: why."""
     global _warned
     if not _warned:
         _warned = True
-        sys.stderr.write(f"privspec: warning: cannot keep reports in the cache ({error}); "
-                         "evaluating without it\n")
+        sys.stderr.write(
+            f"privspec: warning: not using the report cache: {error}; PRIVSPEC_CACHE_DIR "
+            "can name a folder of your own\n" if isinstance(error, UntrustedError)
+            else f"privspec: warning: cannot keep reports in the cache ({error}); "
+            "evaluating without it\n")
 
 
 @dataclass(frozen=True)
 class Usage:
-    """What the cache holds."""
+    """What the cache holds, and why it is not used when it is not."""
 
     directory: Path
     entries: int
     size: int
+    untrusted: str | None = None
 
 
 def _entries(folder: Path) -> list[tuple[float, int, Path]]:
@@ -234,12 +330,20 @@ def usage() -> Usage:
     """The cache's directory, number of entries and their total size."""
     folder = directory()
     entries = _entries(folder)
-    return Usage(folder, len(entries), sum(size for _, size, _ in entries))
+    try:
+        _trusted_folder()
+        why = None
+    except UntrustedError as error:
+        why = str(error)
+    except OSError:
+        why = None  # missing: made (the user's alone) when first written
+    return Usage(folder, len(entries), sum(size for _, size, _ in entries), why)
 
 
-def trim(limit: int) -> None:
-    """Remove the least recently used entries until the rest take at most ``limit`` bytes."""
-    entries = _entries(directory())
+def trim(limit: int, folder: Path | None = None) -> None:
+    """Remove the least recently used entries (of ``folder``, else the directory's) until
+    the rest take at most ``limit`` bytes."""
+    entries = _entries(directory() if folder is None else folder)
     total = sum(size for _, size, _ in entries)
     for _, size, path in entries:
         if total <= limit:
