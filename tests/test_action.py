@@ -14,6 +14,7 @@ import pytest
 import yaml
 from git_repo import GIT_ENV, commit, dpsgd_spec, git, init_repo
 from git_repo import hermetic_git as hermetic_git  # an autouse fixture
+from spec_texts import ONE_GAUSSIAN
 
 import privspec
 from privspec.cli import main as privspec_main
@@ -276,13 +277,7 @@ def test_a_risk_limit_not_among_the_specs_scenarios_is_checked(
     assert "over-budget=true" in outputs
 
 
-AUDITED = """privspec: 1
-title: One Gaussian release
-unit: one record
-neighbouring: add-or-remove
-mechanism:
-  gaussian: {sigma: 1, sensitivity: 1}
-"""
+AUDITED = ONE_GAUSSIAN
 
 
 def _score_file(attack_mu: float) -> str:

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from spec_texts import ONE_GAUSSIAN
 
 from privspec.cli import main
 
-SPEC = """privspec: 1
-title: One Gaussian release
-unit: one record
-neighbouring: add-or-remove
-mechanism:
-  gaussian: {sigma: 1, sensitivity: 1}
-"""
+SPEC = ONE_GAUSSIAN
 
 
 def _scores(mu: float, n: int = 5000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

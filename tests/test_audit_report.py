@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from spec_texts import ONE_GAUSSIAN
 
 import privspec
 from privspec.cli import main
@@ -23,13 +24,7 @@ from privspec.report.render import render_documents
 from privspec.spec.loader import load_spec_text
 from privspec.workflows.audit import AuditSettings, Columns, read_scores, with_audit
 
-SPEC = """privspec: 1
-title: One Gaussian release
-unit: one record
-neighbouring: add-or-remove
-mechanism:
-  gaussian: {sigma: 1, sensitivity: 1}
-"""
+SPEC = ONE_GAUSSIAN
 HOSTILE = "x`<b>*_[l](j)$&%#{}~^\\input{secret}\u202e.csv"
 
 

@@ -10,15 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from spec_texts import ONE_GAUSSIAN
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = """privspec: 1
-title: One Gaussian release
-unit: one record
-neighbouring: add-or-remove
-mechanism:
-  gaussian: {sigma: 1, sensitivity: 1}
-"""
+SPEC = ONE_GAUSSIAN
 #: Plants the entry of the spec's report (``how``), then evaluates the spec.
 PROBE = """
 import hashlib, json, os, sys

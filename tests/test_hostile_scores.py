@@ -16,19 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spec_texts import ONE_GAUSSIAN
 
 import privspec
 from privspec.cli import main
 from privspec.spec.diagnostics import SpecError
 from privspec.workflows.audit import read_scores
 
-SPEC = """privspec: 1
-title: One Gaussian release
-unit: one record
-neighbouring: add-or-remove
-mechanism:
-  gaussian: {sigma: 1, sensitivity: 1}
-"""
+SPEC = ONE_GAUSSIAN
 
 
 @pytest.fixture

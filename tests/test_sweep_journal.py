@@ -15,18 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spec_texts import ONE_GAUSSIAN
 
 from privspec.spec.loader import load_yaml_text
 from privspec.workflows.sweep import parse_axis, points, row
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = """privspec: 1
-title: One Gaussian release
-unit: one record
-neighbouring: add-or-remove
-mechanism:
-  gaussian: {sigma: 1, sensitivity: 1}
-"""
+SPEC = ONE_GAUSSIAN
 VARY = "sigma=1,2"
 
 
