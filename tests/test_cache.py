@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cache_fixtures import evaluations as evaluations  # fixtures
+from cache_fixtures import folder as folder
 
 import privspec
 from privspec.cli import main
-from privspec.report import cache, evaluation, figures, store
+from privspec.report import cache, figures, store
 from privspec.report.model import Report
 from privspec.report.render import FORMATS, render
 
@@ -33,28 +35,6 @@ def _spec(scale: float = 1.0, **accounting: float) -> dict[str, Any]:
     if accounting:
         data["accounting"] = accounting
     return data
-
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache on, in a directory of this test's own: where its entries are."""
-    monkeypatch.setenv("PRIVSPEC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("PRIVSPEC_NO_CACHE", raising=False)
-    return tmp_path / "cache" / "reports"
-
-
-@pytest.fixture
-def evaluations(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The specs the evaluator was called with (a cache hit calls it not)."""
-    called: list[object] = []
-    evaluate = evaluation.evaluate
-
-    def counting(spec: Any, **kwargs: Any) -> Report:
-        called.append(spec)
-        return evaluate(spec, **kwargs)
-
-    monkeypatch.setattr(evaluation, "evaluate", counting)
-    return called
 
 
 def _entries(folder: Path) -> list[Path]:

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cache_fixtures import evaluations as evaluations  # fixtures
+from cache_fixtures import folder as folder
 
 import privspec
 from privspec.cli import main
-from privspec.report import evaluation, store
+from privspec.report import store
 from privspec.report.consistency import inconsistency
 from privspec.report.model import Report
 from privspec.spec.loader import spec_from_data
@@ -32,29 +34,6 @@ def _spec(scale: float = 1.0) -> dict[str, Any]:
     return {"privspec": 1, "title": "Counts", "unit": "one person",
             "neighbouring": "add-or-remove",
             "mechanism": {"laplace": {"scale": scale, "sensitivity": 1}}}
-
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache on, in a directory of this test's own: where its entries are."""
-    monkeypatch.setenv("PRIVSPEC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("PRIVSPEC_NO_CACHE", raising=False)
-    monkeypatch.setattr(store, "_warned", False)
-    return tmp_path / "cache" / "reports"
-
-
-@pytest.fixture
-def evaluations(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The specs the evaluator was called with (a cache hit calls it not)."""
-    called: list[object] = []
-    evaluate = evaluation.evaluate
-
-    def counting(spec: Any, **kwargs: Any) -> Report:
-        called.append(spec)
-        return evaluate(spec, **kwargs)
-
-    monkeypatch.setattr(evaluation, "evaluate", counting)
-    return called
 
 
 def _plant(entry: Path, report: Report | dict[str, Any]) -> None:
