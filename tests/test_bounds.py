@@ -476,3 +476,59 @@ def test_what_the_process_computed_before_never_changes_a_report() -> None:
     after = privspec.evaluate(spec, memory_budget=0.05, cache=False)
     assert after.model_dump_json() == alone.model_dump_json()
     assert "accounting/coarsened" in {w.code for w in alone.warnings}
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.floats(min_value=1e-3, max_value=1e3),
+                          st.floats(min_value=1e-3, max_value=1e3),
+                          st.integers(min_value=1, max_value=10**6)), min_size=1, max_size=4))
+def test_plain_gaussians_compose_to_mu_rounded_up_never_down(
+        releases: list[tuple[float, float, int]]) -> None:
+    """μ of plain Gaussian releases is √(Σ k·(Δ/σ)²) rounded up: Δ/σ, each sum and the
+    root were rounded to nearest, so three releases of μ = 1 were reported a half-ulp
+    below √3."""
+    from fractions import Fraction
+
+    from privspec.numerics.accounting import account
+    from privspec.spec.loader import spec_from_data
+
+    stages = [{"repeat": count, "mechanism": {"gaussian": {
+        "sigma": sigma, "sensitivity": sensitivity}}} for sigma, sensitivity, count in releases]
+    mu = account(spec_from_data(spec({"compose": stages}))).exact_mu
+    assert mu is not None
+    exact = sum(count * (Fraction(sensitivity) / Fraction(sigma)) ** 2
+                for sigma, sensitivity, count in releases)
+    assert Fraction(mu) ** 2 >= exact
+    assert Fraction(math.nextafter(mu, 0)) ** 2 < exact * (1 + Fraction(1, 10**12))
+
+
+def test_a_gaussian_run_split_into_phases_has_the_same_mu_to_the_bit() -> None:
+    """Counts are integers and μ is composed exactly, so 2,000 steps written as one stage
+    or as phases of 700 and 1,300 give the same double (sums of rounded μ² did not)."""
+    from privspec.numerics.accounting import account
+    from privspec.spec.loader import spec_from_data
+
+    def run(*counts: int) -> float | None:
+        stages = [{"repeat": count, "mechanism": {"gaussian": {
+            "sigma": 9.4, "sensitivity": 1}}} for count in counts]
+        return account(spec_from_data(spec({"compose": stages}))).exact_mu
+
+    assert run(2000) == run(700, 1300) == run(1, 1999) == run(*[100] * 20)
+
+
+def test_plain_gaussians_of_an_exact_mu_report_it_exactly() -> None:
+    """100 releases of σ = 10 are exactly 1-GDP (μ = 1, not the double above it, which
+    prints 1.01); 100 distinct σ (composed from doubles rounded up) are never below."""
+    from fractions import Fraction
+
+    from privspec.numerics.accounting import EXACT_GAUSSIANS, account
+    from privspec.spec.loader import spec_from_data
+
+    ten = {"repeat": {"count": 100, "mechanism": {"gaussian": {"sigma": 10}}}}
+    assert account(spec_from_data(spec(ten))).exact_mu == 1.0
+    sigmas = [3 + i / 7 for i in range(EXACT_GAUSSIANS + 36)]
+    stages = [{"mechanism": {"gaussian": {"sigma": sigma}}} for sigma in sigmas]
+    mu = account(spec_from_data(spec({"compose": stages}))).exact_mu
+    assert mu is not None
+    exact = sum(1 / Fraction(sigma) ** 2 for sigma in sigmas)
+    assert exact <= Fraction(mu) ** 2 < exact * (1 + Fraction(1, 10**14))

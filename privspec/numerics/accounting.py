@@ -16,6 +16,7 @@ import hashlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -29,7 +30,6 @@ from privspec.numerics.bounds import (
     NONE,
     Bound,
     bound_of,
-    gaussian_mu_squared,
     mu_of_pure_epsilon,
 )
 from privspec.numerics.composition import TARGET_RELATIVE_ERROR, compose_directions
@@ -63,6 +63,7 @@ from privspec.spec import events as ev
 from privspec.spec import models as s
 from privspec.spec.group import grouped
 from privspec.spec.kinds import KINDS
+from privspec.spec.upward import root_up, times_up
 
 #: dp-accounting ships no type hints; a PrivacyLossDistribution is Any to the checker.
 PLD: TypeAlias = Any
@@ -231,26 +232,47 @@ def _fingerprint(pmfs: tuple[LossPMF, ...]) -> str:
 
 @dataclass
 class _Lowered:
-    """A partly composed mechanism: Gaussian μ² kept exact, every other release as its
-    PMFs with a count.  Equal releases are merged, so however a run is written (one
-    stage, phases, ``repeat``) it becomes the same releases and the same computation."""
+    """A partly composed mechanism: its plain Gaussian releases as their exact μ = Δ/σ
+    (rationals) with a count, composed exactly (``gaussian_mu``), every other release as
+    its PMFs with a count.  Equal releases are merged and counts are integers, so however
+    a run is written (one stage, phases, ``repeat``) it becomes the same releases and the
+    same computation, to the bit."""
 
-    gaussian_mu_squared: float = 0.0
+    gaussians: dict[Fraction, int] = field(default_factory=dict)
     releases: dict[str, Release] = field(default_factory=dict)
 
     def add(self, other: _Lowered, times: int = 1) -> None:
         """Compose ``times`` copies of ``other`` into this one."""
-        self.gaussian_mu_squared += times * other.gaussian_mu_squared
+        for mu, count in other.gaussians.items():
+            self.gaussians[mu] = self.gaussians.get(mu, 0) + times * count
         for key, (pmfs, count) in other.releases.items():
             previous = self.releases.get(key, (pmfs, 0))[1]
             self.releases[key] = (pmfs, previous + times * count)
 
     def repeated(self, times: int) -> _Lowered:
-        """``times`` runs of this: μ² and counts scale exactly."""
+        """``times`` runs of this: counts scale exactly."""
         out = _Lowered()
         out.add(self, times)
-        _within_gaussian_range(out.gaussian_mu_squared)
+        out.gaussian_mu()
         return out
+
+    def gaussian_mu(self) -> float:
+        """μ of the plain Gaussian releases composed, √(Σ count·μ²), rounded up: exact
+        up to ``EXACT_GAUSSIANS`` distinct releases, beyond them each μ² first rounded up
+        to a double (exact rationals of many σ grow without bound); refused (saying why)
+        beyond ``MAX_GAUSSIAN_MU``."""
+        exact = len(self.gaussians) <= EXACT_GAUSSIANS
+        squared = sum((count * (mu * mu if exact else Fraction(_double_up(mu * mu)))
+                       for mu, count in self.gaussians.items()), Fraction(0))
+        if squared > Fraction(MAX_GAUSSIAN_MU) ** 2:
+            _refuse_gaussian_range()
+        return root_up(squared)
+
+
+def _double_up(value: Fraction) -> float:
+    """The least double at or above ``value`` (≥ 0, within double range)."""
+    double = float(value)
+    return math.nextafter(double, math.inf) if Fraction(double) < value else double
 
 
 @dataclass(frozen=True)
@@ -401,7 +423,7 @@ def for_group(accounted: Accounted, records: int) -> Accounted:
     return dataclasses.replace(
         accounted, group=records, bound=accounted.bound.for_group(records),
         largest_loss=records * accounted.largest_loss,
-        exact_mu=None if accounted.exact_mu is None else records * accounted.exact_mu)
+        exact_mu=None if accounted.exact_mu is None else times_up(records, accounted.exact_mu))
 
 
 def account_one_record(spec: s.Spec) -> Accounted:
@@ -417,7 +439,7 @@ def account_one_record(spec: s.Spec) -> Accounted:
     def own(stage: ev.Event, repeat: int, each: bool) -> StageAccount:
         part = lowering.lower(stage).repeated(repeat)
         if not part.releases:
-            return StageAccount(math.sqrt(part.gaussian_mu_squared), None)
+            return StageAccount(part.gaussian_mu(), None)
         return StageAccount(None, lowering.finish(part, STAGE_TARGET) if each else None)
 
     stages = _stage_accounts(root, own)
@@ -429,7 +451,7 @@ def account_one_record(spec: s.Spec) -> Accounted:
         total = lowering.lower(root)
     if not total.releases:
         return Accounted(pmfs=(), stages=stages, truncation=0.0,
-                         exact_mu=math.sqrt(total.gaussian_mu_squared), bound=bound)
+                         exact_mu=total.gaussian_mu(), bound=bound)
     reach = tuple((_largest_loss(pmfs), count) for pmfs, count in total.releases.values())
     truncated = any(pmf.infinity_mass > 0 for pmfs, _ in total.releases.values() for pmf in pmfs)
     largest = math.inf if truncated else math.fsum(loss * count for loss, count in reach)
@@ -512,17 +534,25 @@ def _negligible(event: ev.Event, replace_one: bool) -> bool:
 
 #: Largest μ of Gaussian releases privspec reports (μ² must stay a double).
 MAX_GAUSSIAN_MU = 1e150
+#: Plain Gaussian releases of at most this many distinct μ are composed exactly.
+EXACT_GAUSSIANS = 64
 
 
-def _within_gaussian_range(mu_squared: float) -> float:
-    """``mu_squared`` of plain Gaussian releases, refused (saying why) beyond
-    ``MAX_GAUSSIAN_MU`` (it overflows to ∞ first)."""
-    if not mu_squared <= MAX_GAUSSIAN_MU**2:
-        raise EvaluationError(
-            f"its Gaussian releases have μ = Δ/σ·√runs above {MAX_GAUSSIAN_MU:.0e}: an "
-            "output that reveals the record outright, beyond what double precision holds; "
-            "more noise (a larger σ, or a smaller sensitivity) brings it within range")
-    return mu_squared
+def _refuse_gaussian_range() -> None:
+    """Refuses plain Gaussian releases beyond ``MAX_GAUSSIAN_MU``, saying why."""
+    raise EvaluationError(
+        f"its Gaussian releases have μ = Δ/σ·√runs above {MAX_GAUSSIAN_MU:.0e}: an "
+        "output that reveals the record outright, beyond what double precision holds; "
+        "more noise (a larger σ, or a smaller sensitivity) brings it within range")
+
+
+def _gaussian_ratio(event: ev.GaussianEvent, replace_one: bool) -> Fraction:
+    """μ = Δ/σ of one Gaussian release, exactly; refused beyond ``MAX_GAUSSIAN_MU``
+    (∞ without noise)."""
+    shift = event.shift(replace_one)
+    if shift > 0 and not (event.sigma > 0 and shift / event.sigma <= MAX_GAUSSIAN_MU):
+        _refuse_gaussian_range()
+    return Fraction(shift) / Fraction(event.sigma) if shift > 0 else Fraction(0)
 
 
 class _Lowering:
@@ -551,8 +581,8 @@ class _Lowering:
         """Every release of ``lowered`` with its count, the exact Gaussian part as one
         Gaussian release (σ = 1/μ, with μ at least ``WEAKEST_GAUSSIAN_MU``)."""
         releases = list(lowered.releases.values())
-        if lowered.gaussian_mu_squared > 0:
-            mu = max(math.sqrt(lowered.gaussian_mu_squared), WEAKEST_GAUSSIAN_MU)
+        if any(mu > 0 for mu in lowered.gaussians):
+            mu = max(lowered.gaussian_mu(), WEAKEST_GAUSSIAN_MU)
             gaussian = gaussian_pld(1.0 / mu, discretization=self.h,
                                     log_tail_mass=self.log_tail_mass)
             releases.insert(0, (pmfs_from_pld(gaussian), 1))
@@ -619,8 +649,7 @@ class _Lowering:
                 return self._release(self._single(event.event, rate))
             return self._release(self._fixed_size(event.event, rate))
         if isinstance(event, ev.GaussianEvent):
-            return _Lowered(gaussian_mu_squared=_within_gaussian_range(
-                gaussian_mu_squared(event, self.replace_one)))
+            return _Lowered(gaussians={_gaussian_ratio(event, self.replace_one): 1})
         if isinstance(event, ev.TruncatedPoissonEvent):
             return self._truncated(event)
         if isinstance(event, ev.MixtureGaussianEvent):

@@ -78,6 +78,7 @@ from privspec.spec.models import (
     spec_event,
     walk,
 )
+from privspec.spec.upward import times_up
 
 #: α values at which the report samples the curve for figures (exact values there):
 #: 20 a decade on [10⁻¹², 0.1] for the log–log panel, steps of 0.01 above for the linear one.
@@ -150,7 +151,7 @@ def _stage_mu(stage: StageAccount, floor: float, records: int) -> float | None:
     """μ of one top-level stage on its own (None when it has no finite μ), for a unit
     whose curve is one record's iterated ``records`` times (kμ for a Gaussian stage)."""
     if stage.pmfs is None:
-        return None if stage.exact_mu is None else records * stage.exact_mu
+        return None if stage.exact_mu is None else times_up(records, stage.exact_mu)
     mu = mu_from_curve(group_curve(curve_from_pmfs(stage.pmfs), records), floor)
     return mu if math.isfinite(mu) else None
 

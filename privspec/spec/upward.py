@@ -70,13 +70,27 @@ def sqrt_up(x: float) -> float:
 
 
 def root_up(square: Fraction) -> float:
-    """√``square`` (exact, ≥ 0), rounded up: the least double whose square is at least it."""
-    root = math.sqrt(float(square))
+    """√``square`` (exact, ≥ 0), rounded up: the least double whose square is at least it
+    (a finite double's square, or a sum of them; the first guess is scaled by an even
+    power of 2, so that a square beyond double range is not stepped to one ulp at a time)."""
+    if square <= 0:
+        return 0.0
+    exponent = square.numerator.bit_length() - square.denominator.bit_length()
+    shift = exponent - exponent % 2  # square / 2^shift is near 1: its float is exact enough
+    root = math.ldexp(math.sqrt(float(square / Fraction(2) ** shift)), shift // 2)
     while Fraction(root) ** 2 < square:
         root = math.nextafter(root, math.inf)
     while root > 0 and Fraction(math.nextafter(root, 0.0)) ** 2 >= square:
         root = math.nextafter(root, 0.0)
     return root
+
+
+def times_up(count: int, value: float) -> float:
+    """``count`` · ``value`` (value ≥ 0) rounded up."""
+    product = count * value
+    return (math.nextafter(product, math.inf)
+            if math.isfinite(product) and Fraction(product) < count * Fraction(value)
+            else product)
 
 
 def as_integers(values: Iterable[float]) -> tuple[list[int], int]:
