@@ -117,7 +117,7 @@ def _curve_problem(report: Report, points: list[Point], mu: float | None, floor:
         if beta < (gaussian_beta - floor) * (1 - _SLACK) or \
                 tpr > (gaussian_tpr + floor) * (1 + _SLACK):
             return f"at α = {alpha!r}, its curve lies below G_μ's"
-    if mu is not None and advantage > (math.erf(mu / (2 * math.sqrt(2))) + floor) * (1 + _SLACK):
+    if mu is not None and advantage > (gdp_advantage(mu) + floor) * (1 + _SLACK):
         return "its advantage exceeds G_μ's"
     return None
 
@@ -182,14 +182,14 @@ def _release(event: ev.Event, replace_one: bool) -> _Distinguishable:
         shift = event.shift(replace_one)
         mu = shift / event.sigma if event.sigma > 0 else math.inf if shift > 0 else 0.0
         # N(0, 1) against N(μ, 1): advantage 2Φ(μ/2) − 1, BC = exp(−μ²/8)
-        return _Distinguishable(math.erf(mu / (2 * math.sqrt(2))), -mu * mu / 8)
+        return _Distinguishable(gdp_advantage(mu), -mu * mu / 8)
     if isinstance(event, ev.LaplaceEvent):
         return _Distinguishable.of(-math.expm1(-event.sensitivity / (2 * event.scale)))
     if isinstance(event, ev.RandomizedResponseEvent):
         return _Distinguishable.of(1 - event.noise)  # the mass the true answer moves
     if isinstance(event, ev.PureDPEvent | ev.ApproximateDPEvent):  # their worst case
         delta = event.delta if isinstance(event, ev.ApproximateDPEvent) else 0.0
-        return _Distinguishable.of(_epsilon_delta_advantage(event.epsilon, delta))
+        return _Distinguishable.of(epsilon_delta_advantage(event.epsilon, delta))
     return NOTHING
 
 
@@ -206,9 +206,14 @@ def advantage_lower_bound(spec: Spec) -> float:
     return _release(spec_event(spec), spec.neighbouring == "replace-one").advantage
 
 
-def _epsilon_delta_advantage(epsilon: float, delta: float) -> float:
+def epsilon_delta_advantage(epsilon: float, delta: float) -> float:
     """The best advantage (ε, δ)-DP allows, δ + (1 − δ)·tanh(ε/2)."""
     return delta + (1 - delta) * math.tanh(epsilon / 2)
+
+
+def gdp_advantage(mu: float) -> float:
+    """The best advantage μ-GDP allows, 2Φ(μ/2) − 1."""
+    return math.erf(mu / (2 * math.sqrt(2)))
 
 
 def _below_lower_bound(report: Report, mu: float | None, floor: float, spec: Spec) -> str | None:
@@ -216,13 +221,13 @@ def _below_lower_bound(report: Report, mu: float | None, floor: float, spec: Spe
     lower = advantage_lower_bound(spec) * (1 - _SLACK)
     if report.gdp.advantage < lower - floor:
         return "its advantage is below what the spec's releases alone reach"
-    if mu is not None and math.erf(mu / (2 * math.sqrt(2))) + floor < lower:
+    if mu is not None and gdp_advantage(mu) + floor < lower:
         return "its μ is below what the spec's releases alone force"
     stated = [*_epsilons(report)]
     if report.pure_epsilon is not None:
         stated.append((0.0, report.pure_epsilon))
     for delta, epsilon in stated:
-        if _epsilon_delta_advantage(epsilon, delta) + floor < lower:
+        if epsilon_delta_advantage(epsilon, delta) + floor < lower:
             return f"its ε at δ = {delta!r} is below what the spec's releases alone force"
     return None
 

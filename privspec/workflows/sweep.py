@@ -230,11 +230,6 @@ def _in_range(value: Any, high: float = math.inf) -> bool:
             and math.isfinite(value) and 0 <= value <= high)
 
 
-def _epsilon_allows(epsilon: float, delta: float) -> float:
-    """The largest advantage TPR − FPR that (ε, δ)-DP allows: (e^ε − 1 + 2δ)/(e^ε + 1)."""
-    return 1.0 if epsilon > 700 else 1.0 - 2 * (1 - delta) / (math.exp(epsilon) + 1)
-
-
 def _figures_fit(entry: dict[str, Any]) -> bool:
     """Whether an ``ok`` row's figures are of the right types and ranges and agree with
     each other: no tier 1 without μ, no regret without μ, and an advantage no larger than
@@ -252,9 +247,12 @@ def _figures_fit(entry: dict[str, Any]) -> bool:
             and all(isinstance(pair, list) and len(pair) == 2 and _in_range(pair[0], 1.0)
                     and (pair[1] is None or _in_range(pair[1])) for pair in pairs)):
         return False
-    allowed = [_epsilon_allows(epsilon, delta) for delta, epsilon in pairs if epsilon is not None]
+    from privspec.report.consistency import epsilon_delta_advantage, gdp_advantage
+
+    allowed = [epsilon_delta_advantage(epsilon, delta)
+               for delta, epsilon in pairs if epsilon is not None]
     if mu is not None:
-        allowed.append(math.erf(mu / (2 * math.sqrt(2))))  # 2Φ(μ/2) − 1
+        allowed.append(gdp_advantage(mu))
     return all(advantage <= bound + CONSISTENCY_SLACK for bound in allowed)
 
 
