@@ -26,6 +26,19 @@ from privspec.workflows.audit import read_scores
 SPEC = ONE_GAUSSIAN
 
 
+
+def _refused_with_peak(path: Path) -> tuple[SpecError, int]:
+    """The refusal of the score file at ``path``, and the peak memory its reading took
+    (tracemalloc's)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(SpecError) as raised:
+            read_scores(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return raised.value, peak
+
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
     path = tmp_path / "gaussian.privspec.yaml"
@@ -66,15 +79,9 @@ def test_an_npy_header_longer_than_numpy_reads_is_refused_unread(
     scores = _npz(tmp_path / "header.npz",
                   _npy(b"{'descr': '<f8', 'fortran_order': False, 'shape': (20,), }"
                        + b" " * huge, version=2))
-    tracemalloc.start()
-    try:
-        with pytest.raises(SpecError) as raised:
-            read_scores(str(scores))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    error, peak = _refused_with_peak(scores)
     assert peak < 10_000_000 + scores.stat().st_size
-    (problem,) = raised.value.diagnostics
+    (problem,) = error.diagnostics
     assert problem.path == "in" and problem.code == "io/too-large"
     assert problem.message.startswith("its .npy header has 100,000,")
     assert problem.message.endswith("bytes, more than the 10,000 NumPy reads (np.save writes a short one)")
@@ -230,14 +237,8 @@ def test_json_that_is_no_list_of_numbers_is_refused_before_it_is_built(
     or a list for every two characters) before the file was refused."""
     path = tmp_path / "odd.json"
     path.write_text(text, encoding="utf-8")
-    tracemalloc.start()
-    try:
-        with pytest.raises(SpecError) as raised:
-            read_scores(str(path))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert str(raised.value).startswith(f"{path}:{says}")
+    error, peak = _refused_with_peak(path)
+    assert str(error).startswith(f"{path}:{says}")
     assert peak < 4 * len(text)
 
 
